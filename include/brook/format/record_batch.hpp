@@ -1,0 +1,323 @@
+// RecordBatch v2 (magic 2), byte for byte as Apache Kafka writes it
+// (DefaultRecordBatch.java). All integers big-endian.
+//
+//   offset  size  field
+//        0     8  baseOffset
+//        8     4  batchLength            bytes after this field (total = 12 + batchLength)
+//       12     4  partitionLeaderEpoch   not covered by the CRC (a leader stamps it)
+//       16     1  magic                  2
+//       17     4  crc                    CRC-32C of bytes 21 .. end
+//       21     2  attributes             bits 0-2 compression, 3 timestamp type (1 = LogAppendTime),
+//                                        4 transactional, 5 control, 6 delete horizon set
+//       23     4  lastOffsetDelta
+//       27     8  baseTimestamp          first record's timestamp (Java producer)
+//       35     8  maxTimestamp           largest record timestamp, or the append time
+//       43     8  producerId             -1 when not idempotent
+//       51     2  producerEpoch          -1
+//       53     4  baseSequence           -1
+//       57     4  recordsCount
+//       61        records (format/record.hpp)
+//
+// record_batch_view::parse validates everything before handing a view out:
+// the length against the bytes present, the magic, the CRC, the compression
+// bits (compressed batches are refused with unsupported_compression_type,
+// never misread), recordsCount against lastOffsetDelta, and every record's
+// length and fields, which must end exactly at the batch end.
+//
+// Thread-safety: batch_header is a value; record_batch_view borrows bytes and
+// may be read from any number of threads while those bytes stay alive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+
+#include <fmt/format.h>
+
+#include <brook/error.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/format/crc32c.hpp>
+#include <brook/format/record.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+namespace batch_layout {
+inline constexpr std::size_t base_offset = 0;
+inline constexpr std::size_t batch_length = 8;
+inline constexpr std::size_t partition_leader_epoch = 12;
+inline constexpr std::size_t magic = 16;
+inline constexpr std::size_t crc = 17;
+inline constexpr std::size_t attributes = 21;
+inline constexpr std::size_t last_offset_delta = 23;
+inline constexpr std::size_t base_timestamp = 27;
+inline constexpr std::size_t max_timestamp = 35;
+inline constexpr std::size_t producer_id = 43;
+inline constexpr std::size_t producer_epoch = 51;
+inline constexpr std::size_t base_sequence = 53;
+inline constexpr std::size_t records_count = 57;
+inline constexpr std::size_t records = 61;
+/// Bytes before the batchLength count starts: baseOffset + batchLength.
+inline constexpr std::size_t log_overhead = 12;
+/// Fixed header size.
+inline constexpr std::size_t header_size = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4;
+static_assert(header_size == records, "header fields must add up to the records position");
+/// The CRC covers [crc_begin, end).
+inline constexpr std::size_t crc_begin = attributes;
+}  // namespace batch_layout
+
+inline constexpr std::int8_t current_magic = 2;
+
+enum class compression_type : std::uint8_t { none = 0, gzip = 1, snappy = 2, lz4 = 3, zstd = 4 };
+enum class timestamp_type : std::uint8_t { create_time = 0, log_append_time = 1 };
+
+namespace batch_attr {
+inline constexpr std::int16_t compression_mask = 0x07;
+inline constexpr std::int16_t timestamp_type = 0x08;
+inline constexpr std::int16_t transactional = 0x10;
+inline constexpr std::int16_t control = 0x20;
+inline constexpr std::int16_t delete_horizon = 0x40;
+}  // namespace batch_attr
+
+/// The decoded fixed header of a batch.
+struct batch_header {
+  brook::offset base_offset{0};
+  std::int32_t batch_length = 0;
+  std::int32_t partition_leader_epoch = -1;
+  std::int8_t magic = current_magic;
+  std::uint32_t crc = 0;
+  std::int16_t attributes = 0;
+  std::int32_t last_offset_delta = 0;
+  timestamp_ms base_timestamp = 0;
+  timestamp_ms max_timestamp = 0;
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+  std::int32_t records_count = 0;
+
+  brook::offset last_offset() const noexcept { return base_offset + last_offset_delta; }
+  /// Offset of the record after this batch.
+  brook::offset next_offset() const noexcept { return base_offset + (std::int64_t{last_offset_delta} + 1); }
+  /// Bytes the whole batch occupies on disk.
+  std::size_t size_bytes() const noexcept { return batch_layout::log_overhead + static_cast<std::size_t>(batch_length); }
+  brook::compression_type compression() const noexcept {
+    return static_cast<brook::compression_type>(attributes & batch_attr::compression_mask);
+  }
+  brook::timestamp_type timestamp_type() const noexcept {
+    return (attributes & batch_attr::timestamp_type) ? timestamp_type::log_append_time : timestamp_type::create_time;
+  }
+  bool is_transactional() const noexcept { return attributes & batch_attr::transactional; }
+  bool is_control() const noexcept { return attributes & batch_attr::control; }
+};
+
+/// Decodes the 61-byte header at the start of `b` without checking anything but
+/// that 61 bytes are there. REQUIRES: b.size() >= batch_layout::header_size.
+inline batch_header decode_batch_header_unchecked(const std::byte* p) noexcept {
+  using namespace batch_layout;
+  using namespace detail;
+  batch_header h;
+  h.base_offset = brook::offset(load_be64(p + base_offset));
+  h.batch_length = load_be32(p + batch_length);
+  h.partition_leader_epoch = load_be32(p + partition_leader_epoch);
+  h.magic = static_cast<std::int8_t>(p[magic]);
+  h.crc = load_be_u32(p + crc);
+  h.attributes = load_be16(p + attributes);
+  h.last_offset_delta = load_be32(p + last_offset_delta);
+  h.base_timestamp = load_be64(p + base_timestamp);
+  h.max_timestamp = load_be64(p + max_timestamp);
+  h.producer_id = load_be64(p + producer_id);
+  h.producer_epoch = load_be16(p + producer_epoch);
+  h.base_sequence = load_be32(p + base_sequence);
+  h.records_count = load_be32(p + records_count);
+  return h;
+}
+
+/// How much of a batch to check.
+struct batch_check {
+  bool crc = true;      ///< verify the CRC-32C
+  bool records = true;  ///< walk every record (lengths, varints, offset deltas, headers)
+};
+
+/// Checks the header fields of the batch at the start of `b` (length, magic, compression,
+/// counts) without the CRC or the records. On success the whole batch is inside `b`.
+/// `where` prefixes error messages (e.g. "00000000000000000000.log at byte 4096").
+inline result<batch_header> check_batch_header(std::span<const std::byte> b, std::string_view where = "batch") {
+  using namespace batch_layout;
+  if (b.size() < log_overhead)
+    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch (need {})", where, b.size(),
+                      header_size);
+  std::int32_t blen = detail::load_be32(b.data() + batch_length);
+  if (blen < static_cast<std::int32_t>(header_size - log_overhead))
+    return make_error(errc::corrupt_message, "{}: batchLength {} is smaller than the {}-byte header", where, blen,
+                      header_size);
+  if (b.size() < header_size)
+    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch header (need {})", where,
+                      b.size(), header_size);
+  std::size_t total = log_overhead + static_cast<std::size_t>(blen);
+  if (total > b.size())
+    return make_error(errc::corrupt_message, "{}: batch of {} bytes runs past the {} bytes available", where, total,
+                      b.size());
+  batch_header h = decode_batch_header_unchecked(b.data());
+  if (h.magic != current_magic) {
+    if (h.magic == 0 || h.magic == 1)
+      return make_error(errc::corrupt_message, "{}: message format v{} (magic {}) is not supported, only v2", where,
+                        h.magic, h.magic);
+    return make_error(errc::corrupt_message, "{}: bad magic byte {} (expected 2)", where, h.magic);
+  }
+  auto comp = h.attributes & batch_attr::compression_mask;
+  if (comp != 0) {
+    if (comp <= 4)
+      return make_error(errc::unsupported_compression_type,
+                        "{}: batch at offset {} is compressed (codec {}), which brook does not read yet", where,
+                        h.base_offset, comp);
+    return make_error(errc::corrupt_message, "{}: unknown compression codec {}", where, comp);
+  }
+  if (h.last_offset_delta < 0 || h.records_count < 0 ||
+      static_cast<std::int64_t>(h.records_count) > std::int64_t{h.last_offset_delta} + 1)
+    return make_error(errc::corrupt_message, "{}: recordsCount {} does not fit lastOffsetDelta {}", where,
+                      h.records_count, h.last_offset_delta);
+  if (h.base_offset.value() < 0)
+    return make_error(errc::corrupt_message, "{}: negative baseOffset {}", where, h.base_offset);
+  return h;
+}
+
+/// A validated batch: a view over bytes it does not own. Valid as long as those bytes.
+class record_batch_view {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = record_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const record_view*;
+    using reference = const record_view&;
+
+    iterator() = default;
+    iterator(const batch_header& h, const std::byte* p, const std::byte* end, std::int32_t left)
+        : base_offset_(h.base_offset),
+          base_ts_(h.base_timestamp),
+          append_ts_(h.timestamp_type() == timestamp_type::log_append_time ? h.max_timestamp : -1),
+          log_append_(h.timestamp_type() == timestamp_type::log_append_time),
+          p_(p),
+          end_(end),
+          left_(left) {
+      load();
+    }
+    reference operator*() const { return cur_; }
+    pointer operator->() const { return &cur_; }
+    iterator& operator++() {
+      p_ = next_;
+      --left_;
+      load();
+      return *this;
+    }
+    iterator operator++(int) {
+      auto t = *this;
+      ++*this;
+      return t;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.left_ == b.left_; }
+
+   private:
+    void load() {
+      if (left_ <= 0) return;
+      detail::record_fields f;
+      next_ = detail::parse_record(p_, end_, f, /*check_headers=*/false);
+      if (next_ == nullptr) {  // unreachable for validated bytes; stop rather than misread
+        left_ = 0;
+        return;
+      }
+      cur_ = record_view(base_offset_ + f.offset_delta, log_append_ ? append_ts_ : base_ts_ + f.timestamp_delta, f);
+    }
+    brook::offset base_offset_{0};
+    timestamp_ms base_ts_ = 0;
+    timestamp_ms append_ts_ = -1;
+    bool log_append_ = false;
+    const std::byte* p_ = nullptr;
+    const std::byte* end_ = nullptr;
+    const std::byte* next_ = nullptr;
+    std::int32_t left_ = 0;
+    record_view cur_;
+  };
+
+  record_batch_view() = default;
+
+  /// Validates the batch at the start of `b` (which may hold more bytes after it).
+  /// Errors: corrupt_message (with `where` and the reason), unsupported_compression_type.
+  static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},
+                                         std::string_view where = "batch") {
+    auto hr = check_batch_header(b, where);
+    if (!hr) return hr.error();
+    const batch_header& h = *hr;
+    const std::byte* begin = b.data();
+    const std::byte* end = begin + h.size_bytes();
+    if (check.crc) {
+      std::uint32_t actual = crc32c({begin + batch_layout::crc_begin, end});
+      if (actual != h.crc)
+        return make_error(errc::corrupt_message, "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})",
+                          where, h.base_offset, h.crc, actual);
+    }
+    if (check.records) {
+      const std::byte* p = begin + batch_layout::records;
+      std::int64_t prev_delta = -1;
+      detail::record_fields f;
+      for (std::int32_t i = 0; i < h.records_count; ++i) {
+        const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
+        if (next == nullptr)
+          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed (byte {} of the batch)",
+                            where, i, h.base_offset, p - begin);
+        if (f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
+          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has offsetDelta {} out of order",
+                            where, i, h.base_offset, f.offset_delta);
+        prev_delta = f.offset_delta;
+        p = next;
+      }
+      if (p != end)
+        return make_error(errc::corrupt_message, "{}: batch at offset {} has {} bytes after its {} records", where,
+                          h.base_offset, end - p, h.records_count);
+    }
+    return record_batch_view(h, begin, end);
+  }
+
+  const batch_header& header() const noexcept { return header_; }
+  /// The whole batch, header included.
+  std::span<const std::byte> bytes() const noexcept { return {begin_, end_}; }
+  std::size_t size_bytes() const noexcept { return static_cast<std::size_t>(end_ - begin_); }
+  brook::offset base_offset() const noexcept { return header_.base_offset; }
+  brook::offset last_offset() const noexcept { return header_.last_offset(); }
+  std::size_t record_count() const noexcept { return static_cast<std::size_t>(header_.records_count); }
+
+  /// Records in offset order. The iterator borrows the bytes, not this view.
+  iterator begin() const { return iterator(header_, begin_ + batch_layout::records, end_, header_.records_count); }
+  iterator end() const { return iterator(header_, end_, end_, 0); }
+
+ private:
+  record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e) : header_(h), begin_(b), end_(e) {}
+  batch_header header_;
+  const std::byte* begin_ = nullptr;
+  const std::byte* end_ = nullptr;
+};
+
+/// Overwrites baseOffset in place (the CRC does not cover it). REQUIRES: b holds a batch header.
+inline void set_batch_base_offset(std::span<std::byte> b, brook::offset o) noexcept {
+  detail::store_be64(b.data() + batch_layout::base_offset, o.value());
+}
+/// Overwrites partitionLeaderEpoch in place (the CRC does not cover it).
+inline void set_batch_leader_epoch(std::span<std::byte> b, std::int32_t epoch) noexcept {
+  detail::store_be32(b.data() + batch_layout::partition_leader_epoch, epoch);
+}
+/// Recomputes and stores the CRC of the whole batch `b` (exactly one batch).
+inline void update_batch_crc(std::span<std::byte> b) noexcept {
+  detail::store_be_u32(b.data() + batch_layout::crc, crc32c(std::span<const std::byte>(b).subspan(batch_layout::crc_begin)));
+}
+/// Stamps a LogAppendTime on the batch `b` (exactly one batch): sets the timestamp-type
+/// bit and maxTimestamp, then recomputes the CRC, as Kafka's broker does.
+inline void set_batch_log_append_time(std::span<std::byte> b, timestamp_ms now) noexcept {
+  auto attrs = detail::load_be16(b.data() + batch_layout::attributes);
+  detail::store_be16(b.data() + batch_layout::attributes, static_cast<std::int16_t>(attrs | batch_attr::timestamp_type));
+  detail::store_be64(b.data() + batch_layout::max_timestamp, now);
+  update_batch_crc(b);
+}
+
+}  // namespace brook

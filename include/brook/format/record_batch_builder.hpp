@@ -1,0 +1,171 @@
+// Builds RecordBatch v2 bytes (layout in format/record_batch.hpp) the way
+// Kafka's Java producer does: baseTimestamp = first record's timestamp,
+// maxTimestamp = largest, offsets consecutive from the base offset, no
+// compression, producerId/Epoch/baseSequence -1 unless set.
+//
+// Records are encoded straight into one growable buffer that is reused across
+// reset() calls: appending a record never allocates once the buffer has grown
+// to the batch size.
+//
+//   record_batch_builder b;
+//   b.append(ts, "key", "value");
+//   b.append(ts, nullable_bytes::null(), "v2", headers);
+//   std::span<const std::byte> batch = b.finish();   // valid until the next reset/append
+//
+// Thread-safety: none; one builder per thread.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <span>
+
+#include <brook/detail/assert.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/format/crc32c.hpp>
+#include <brook/format/record.hpp>
+#include <brook/format/record_batch.hpp>
+#include <brook/format/varint.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+/// Batch-level fields a builder stamps. Defaults: a plain non-idempotent producer.
+struct batch_options {
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+  std::int32_t partition_leader_epoch = -1;
+  bool transactional = false;
+  bool control = false;
+};
+
+class record_batch_builder {
+ public:
+  explicit record_batch_builder(batch_options opts = {}, std::size_t initial_capacity = 16384)
+      : opts_(opts) {
+    grow(std::max<std::size_t>(initial_capacity, batch_layout::header_size));
+    reset();
+  }
+
+  /// Starts a new, empty batch with the given base offset; keeps the buffer.
+  void reset(brook::offset base_offset = brook::offset{0}) noexcept {
+    base_offset_ = base_offset;
+    size_ = batch_layout::header_size;
+    count_ = 0;
+    base_ts_ = 0;
+    max_ts_ = -1;
+    finished_ = false;
+  }
+  void set_options(const batch_options& o) noexcept { opts_ = o; }
+  const batch_options& options() const noexcept { return opts_; }
+
+  /// Bytes one record takes inside a batch (length prefix included).
+  static std::size_t record_size(std::int64_t timestamp_delta, std::int32_t offset_delta, nullable_bytes key,
+                                 nullable_bytes value, std::span<const record_header> headers = {}) noexcept {
+    std::size_t body = body_size(timestamp_delta, offset_delta, key, value, headers);
+    return varint_size(static_cast<std::int32_t>(body)) + body;
+  }
+
+  /// Appends one record with the next offset. Key, value and header bytes are copied.
+  void append(timestamp_ms ts, nullable_bytes key, nullable_bytes value,
+              std::span<const record_header> headers = {}) {
+    BROOK_ASSERT(!finished_, "record_batch_builder::append after finish() without reset()");
+    if (count_ == 0) base_ts_ = ts;
+    const std::int64_t ts_delta = ts - base_ts_;
+    const std::int32_t off_delta = count_;
+    const std::size_t body = body_size(ts_delta, off_delta, key, value, headers);
+    const std::size_t need = size_ + max_varint_size + body;
+    if (need > cap_) grow(std::max(need, cap_ * 2));
+    std::byte* p = buf_.get() + size_;
+    p += encode_varint(static_cast<std::int32_t>(body), p);
+    *p++ = std::byte{0};  // attributes
+    p += encode_varlong(ts_delta, p);
+    p += encode_varint(off_delta, p);
+    p = put_bytes(p, key);
+    p = put_bytes(p, value);
+    p += encode_varint(static_cast<std::int32_t>(headers.size()), p);
+    for (const auto& h : headers) {
+      p = put_bytes(p, nullable_bytes(h.key));
+      p = put_bytes(p, h.value);
+    }
+    size_ = static_cast<std::size_t>(p - buf_.get());
+    max_ts_ = std::max(max_ts_, ts);
+    ++count_;
+  }
+
+  /// Fills in the header and CRC and returns the batch. The span stays valid until
+  /// the next reset() or destruction. REQUIRES: at least one record.
+  std::span<std::byte> finish() noexcept {
+    BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
+    namespace L = batch_layout;
+    std::byte* b = buf_.get();
+    detail::store_be64(b + L::base_offset, base_offset_.value());
+    detail::store_be32(b + L::batch_length, static_cast<std::int32_t>(size_ - L::log_overhead));
+    detail::store_be32(b + L::partition_leader_epoch, opts_.partition_leader_epoch);
+    b[L::magic] = static_cast<std::byte>(current_magic);
+    std::int16_t attrs = 0;
+    if (opts_.transactional) attrs |= batch_attr::transactional;
+    if (opts_.control) attrs |= batch_attr::control;
+    detail::store_be16(b + L::attributes, attrs);
+    detail::store_be32(b + L::last_offset_delta, count_ - 1);
+    detail::store_be64(b + L::base_timestamp, base_ts_);
+    detail::store_be64(b + L::max_timestamp, max_ts_);
+    detail::store_be64(b + L::producer_id, opts_.producer_id);
+    detail::store_be16(b + L::producer_epoch, opts_.producer_epoch);
+    detail::store_be32(b + L::base_sequence, opts_.base_sequence);
+    detail::store_be32(b + L::records_count, count_);
+    detail::store_be_u32(b + L::crc, crc32c({b + L::crc_begin, size_ - L::crc_begin}));
+    finished_ = true;
+    return {b, size_};
+  }
+
+  bool empty() const noexcept { return count_ == 0; }
+  std::int32_t record_count() const noexcept { return count_; }
+  /// Bytes the batch would take if finished now.
+  std::size_t size_bytes() const noexcept { return size_; }
+  brook::offset base_offset() const noexcept { return base_offset_; }
+
+ private:
+  static std::size_t body_size(std::int64_t ts_delta, std::int32_t off_delta, nullable_bytes key,
+                               nullable_bytes value, std::span<const record_header> headers) noexcept {
+    std::size_t n = 1 + varlong_size(ts_delta) + varint_size(off_delta);
+    n += varint_size(key.wire_length()) + key.size();
+    n += varint_size(value.wire_length()) + value.size();
+    n += varint_size(static_cast<std::int32_t>(headers.size()));
+    for (const auto& h : headers) {
+      n += varint_size(static_cast<std::int32_t>(h.key.size())) + h.key.size();
+      n += varint_size(h.value.wire_length()) + h.value.size();
+    }
+    return n;
+  }
+  static std::byte* put_bytes(std::byte* p, nullable_bytes b) noexcept {
+    p += encode_varint(b.wire_length(), p);
+    if (!b.is_null() && b.size() > 0) {
+      std::memcpy(p, b.data(), b.size());
+      p += b.size();
+    }
+    return p;
+  }
+  void grow(std::size_t cap) {
+    auto nb = std::make_unique_for_overwrite<std::byte[]>(cap);
+    if (buf_) std::memcpy(nb.get(), buf_.get(), size_);
+    buf_ = std::move(nb);
+    cap_ = cap;
+  }
+
+  batch_options opts_;
+  std::unique_ptr<std::byte[]> buf_;
+  std::size_t cap_ = 0;
+  std::size_t size_ = 0;
+  brook::offset base_offset_{0};
+  std::int32_t count_ = 0;
+  timestamp_ms base_ts_ = 0;
+  timestamp_ms max_ts_ = -1;
+  bool finished_ = false;
+};
+
+}  // namespace brook
