@@ -28,6 +28,8 @@ class nullable_bytes {
   nullable_bytes(std::string_view s) noexcept  // NOLINT: implicit; a string is never null
       : p_(reinterpret_cast<const std::byte*>(s.data())), n_(static_cast<std::int64_t>(s.size())) {}
   nullable_bytes(const char* s) noexcept : nullable_bytes(std::string_view(s)) {}  // NOLINT
+  /// Borrows the string's bytes, like std::string_view does.
+  nullable_bytes(const std::string& s) noexcept : nullable_bytes(std::string_view(s)) {}  // NOLINT
   static constexpr nullable_bytes null() noexcept { return {}; }
 
   constexpr bool is_null() const noexcept { return n_ < 0; }

@@ -1,0 +1,23 @@
+// Everything brook offers, in one include.
+#pragma once
+
+#include <brook/version.hpp>
+#include <brook/error.hpp>
+#include <brook/types.hpp>
+#include <brook/clock.hpp>
+
+#include <brook/format/bytes.hpp>
+#include <brook/format/crc32c.hpp>
+#include <brook/format/varint.hpp>
+#include <brook/format/record.hpp>
+#include <brook/format/record_batch.hpp>
+#include <brook/format/record_batch_builder.hpp>
+
+#include <brook/storage/file.hpp>
+#include <brook/storage/checkpoint_file.hpp>
+#include <brook/storage/log_config.hpp>
+#include <brook/storage/offset_index.hpp>
+#include <brook/storage/time_index.hpp>
+#include <brook/storage/segment.hpp>
+#include <brook/storage/log_slice.hpp>
+#include <brook/storage/partition_log.hpp>

@@ -1,0 +1,135 @@
+// The storage shared by the offset and time indexes: fixed-size big-endian
+// entries in a file that is preallocated (segment.index.bytes) and mapped
+// while the segment is active, then trimmed to its entries when the segment
+// is sealed or closed, as Kafka's AbstractIndex does.
+//
+// A writer appends entries by storing them into the mapping and publishing the
+// new count with release semantics; readers load the count with acquire
+// semantics and only ever look at entries below it, so they never see a
+// half-written entry and never touch a page past the trimmed end.
+//
+// An index can also live only in memory (an anonymous mapping): read-only
+// opens that may not write files use that to index a live segment.
+//
+// Thread-safety: one writer (append/trim/reset), any number of concurrent
+// readers (entries/entry_bytes).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include <brook/error.hpp>
+#include <brook/storage/file.hpp>
+
+namespace brook::detail {
+
+class index_file {
+ public:
+  enum class mode {
+    keep,       ///< open existing entries (file size / entry size) and make room to append
+    fresh,      ///< discard the file's contents and start empty (rebuild)
+    read_only,  ///< map the existing entries read-only; no append
+    memory,     ///< no file at all: an anonymous mapping
+  };
+
+  index_file() = default;
+  index_file(index_file&&) = delete;
+
+  /// Opens or creates `path`. `capacity` is the preallocated size in bytes (rounded down to
+  /// whole entries) for writable modes. In keep mode a file whose size is not a multiple of
+  /// the entry size keeps its whole entries; the caller's sanity check decides what to trust.
+  result<void> open(const fs::path& path, std::size_t entry_size, std::size_t capacity, mode m) {
+    entry_size_ = entry_size;
+    path_ = path;
+    mode_ = m;
+    std::size_t cap_entries = capacity / entry_size;
+    if (m == mode::memory) {
+      cap_entries = std::max<std::size_t>(cap_entries, 1);
+      auto r = mapped_region::map_anonymous(cap_entries * entry_size);
+      if (!r) return r.error();
+      map_ = std::move(*r);
+      max_entries_ = cap_entries;
+      count_.store(0, std::memory_order_release);
+      return ok();
+    }
+    if (m == mode::read_only) {
+      auto f = file_handle::open(path, O_RDONLY);
+      if (!f) return f.error();
+      auto sz = f->size();
+      if (!sz) return sz.error();
+      std::size_t n = static_cast<std::size_t>(*sz) / entry_size;
+      auto r = mapped_region::map_file(*f, n * entry_size, false);
+      if (!r) return r.error();
+      map_ = std::move(*r);
+      max_entries_ = n;
+      count_.store(n, std::memory_order_release);
+      return ok();
+    }
+    int flags = O_RDWR | O_CREAT | (m == mode::fresh ? O_TRUNC : 0);
+    auto f = file_handle::open(path, flags);
+    if (!f) return f.error();
+    auto sz = f->size();
+    if (!sz) return sz.error();
+    std::size_t existing = m == mode::fresh ? 0 : static_cast<std::size_t>(*sz) / entry_size;
+    cap_entries = std::max(cap_entries, existing);
+    if (cap_entries * entry_size != *sz) BROOK_TRY(f->truncate(cap_entries * entry_size));
+    auto r = mapped_region::map_file(*f, cap_entries * entry_size, true);
+    if (!r) return r.error();
+    file_ = std::move(*f);
+    map_ = std::move(*r);
+    max_entries_ = cap_entries;
+    count_.store(existing, std::memory_order_release);
+    return ok();
+  }
+
+  std::size_t entries() const noexcept { return count_.load(std::memory_order_acquire); }
+  std::size_t max_entries() const noexcept { return max_entries_; }
+  bool full() const noexcept { return entries() >= max_entries_; }
+  std::size_t entry_size() const noexcept { return entry_size_; }
+  const fs::path& path() const noexcept { return path_; }
+  /// Bytes of entry i. REQUIRES: i < entries() as loaded by the caller.
+  const std::byte* entry(std::size_t i) const noexcept { return map_->data() + i * entry_size_; }
+
+  /// Space for the next entry; fill it then call commit(). REQUIRES: !full(), writable.
+  std::byte* prepare() noexcept { return map_->data() + count_.load(std::memory_order_relaxed) * entry_size_; }
+  void commit() noexcept { count_.fetch_add(1, std::memory_order_release); }
+
+  /// Drops entries from n on (truncation). Writer only.
+  void truncate_entries(std::size_t n) noexcept {
+    if (n < count_.load(std::memory_order_relaxed)) count_.store(n, std::memory_order_release);
+  }
+
+  /// Shrinks the file to its entries and syncs it (segment sealed or closed). Readers keep
+  /// working: they only read entries below the count, which stay inside the file.
+  result<void> trim_and_sync() {
+    if (!file_.is_open()) return ok();
+    std::size_t bytes = entries() * entry_size_;
+    BROOK_TRY(map_->sync(bytes));
+    BROOK_TRY(file_.truncate(bytes));
+    max_entries_ = entries();
+    return file_.sync();
+  }
+  /// Syncs the entries written so far without trimming.
+  result<void> sync() const {
+    if (!file_.is_open()) return ok();
+    return map_->sync(entries() * entry_size_);
+  }
+
+  /// The mapping, so a reader can keep it alive alongside the entry count it loaded.
+  const std::shared_ptr<mapped_region>& region() const noexcept { return map_; }
+
+ private:
+  fs::path path_;
+  std::size_t entry_size_ = 8;
+  mode mode_ = mode::memory;
+  file_handle file_;
+  std::shared_ptr<mapped_region> map_;
+  std::size_t max_entries_ = 0;
+  std::atomic<std::size_t> count_{0};
+};
+
+}  // namespace brook::detail

@@ -1,0 +1,96 @@
+// Kafka's text checkpoint files (CheckpointFile.java):
+//
+//   0                 <- version
+//   2                 <- number of entries
+//   orders 0 1500     <- one entry per line, space separated
+//   orders 1 1421
+//
+// Offset checkpoints (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
+// replication-offset-checkpoint) have entries `topic partition offset`; the
+// leader-epoch-checkpoint has `epoch startOffset`. Writes go to `<name>.tmp`,
+// are fsync'd, renamed over the old file, and the directory is fsync'd, so a
+// crash leaves either the old or the new file, never a torn one.
+//
+// Thread-safety: free functions; concurrent writers of one path must be serialised by the caller.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/error.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/storage/file.hpp>
+
+namespace brook {
+
+/// Reads a checkpoint whose lines have `fields` space-separated tokens. A missing file is
+/// an empty list; a malformed one is kafka_storage_error naming the file and line.
+inline result<std::vector<std::vector<std::string>>> read_checkpoint(const fs::path& path, std::size_t fields,
+                                                                     int expected_version = 0) {
+  std::vector<std::vector<std::string>> out;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  std::ifstream in(path);
+  if (!in) return make_error(errc::kafka_storage_error, "{}: cannot be read", path.string());
+  std::string line;
+  auto bad = [&](std::size_t lineno, std::string_view why) {
+    return make_error(errc::kafka_storage_error, "{} line {}: {}", path.string(), lineno, why);
+  };
+  if (!std::getline(in, line)) return bad(1, "missing version line");
+  if (line != std::to_string(expected_version)) return bad(1, fmt::format("unsupported version '{}'", line));
+  if (!std::getline(in, line)) return bad(2, "missing entry count");
+  std::size_t count = 0;
+  auto [p, e] = std::from_chars(line.data(), line.data() + line.size(), count);
+  if (e != std::errc() || p != line.data() + line.size()) return bad(2, fmt::format("bad entry count '{}'", line));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!std::getline(in, line)) return bad(3 + i, fmt::format("expected {} entries, found {}", count, i));
+    std::istringstream ls(line);
+    std::vector<std::string> toks;
+    std::string t;
+    while (ls >> t) toks.push_back(t);
+    if (toks.size() != fields) return bad(3 + i, fmt::format("expected {} fields in '{}'", fields, line));
+    out.push_back(std::move(toks));
+  }
+  while (std::getline(in, line))
+    if (!line.empty()) return bad(3 + count, "unexpected line after the entries");
+  return out;
+}
+
+/// Atomically replaces `path` with a checkpoint of `lines` (each a list of tokens).
+inline result<void> write_checkpoint(const fs::path& path, const std::vector<std::vector<std::string>>& lines,
+                                     int version = 0) {
+  std::string text = fmt::format("{}\n{}\n", version, lines.size());
+  for (const auto& l : lines) text += fmt::format("{}\n", fmt::join(l, " "));
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    auto f = file_handle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    if (!f) return f.error();
+    BROOK_TRY(f->pwrite_all(as_bytes(text), 0));
+    BROOK_TRY(f->sync());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return error(ec, fmt::format("rename {} to {}", tmp.string(), path.string()));
+  return sync_directory(path.parent_path());
+}
+
+/// Parses an integer token of a checkpoint line.
+template <typename Int>
+inline result<Int> parse_checkpoint_int(const fs::path& path, const std::string& tok) {
+  Int v{};
+  auto [p, e] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+  if (e != std::errc() || p != tok.data() + tok.size())
+    return make_error(errc::kafka_storage_error, "{}: '{}' is not a number", path.string(), tok);
+  return v;
+}
+
+}  // namespace brook

@@ -1,0 +1,109 @@
+// The sparse offset index of one segment: `<base offset>.index`, Kafka's
+// OffsetIndex format.
+//
+//   entry (8 bytes, big-endian):  int32 relativeOffset | int32 position
+//
+//   relativeOffset = (last offset of the indexed batch) - segment base offset
+//   position       = byte position of that batch's start in the .log
+//
+// One entry is added when more than index.interval.bytes of log were appended
+// since the previous one. lookup(target) returns the greatest entry whose
+// offset is <= target (or the segment start); the reader then scans batch
+// headers forward from its position. The file carries no checksum: it is a
+// hint, sanity-checked on open and rebuilt by recovery.
+//
+// Thread-safety: one writer, any number of concurrent readers (see index_file).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+#include <brook/detail/index_file.hpp>
+#include <brook/error.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+class offset_index {
+ public:
+  static constexpr std::size_t entry_size = 4 + 4;
+
+  struct entry {
+    brook::offset offset;  ///< absolute offset (last offset of the indexed batch)
+    file_pos position;     ///< start of that batch in the .log
+  };
+
+  explicit offset_index(brook::offset base) : base_(base) {}
+
+  result<void> open(const fs::path& path, std::size_t capacity, detail::index_file::mode m) {
+    return file_.open(path, entry_size, capacity, m);
+  }
+
+  brook::offset base_offset() const noexcept { return base_; }
+  std::size_t entries() const noexcept { return file_.entries(); }
+  bool full() const noexcept { return file_.full(); }
+
+  entry at(std::size_t i) const noexcept {
+    const std::byte* p = file_.entry(i);
+    return {base_ + detail::load_be32(p), file_pos(detail::load_be32(p + 4))};
+  }
+
+  /// Appends (offset -> position). REQUIRES: !full(), offset - base fits int32, both increasing.
+  void append(brook::offset off, file_pos pos) noexcept {
+    std::byte* p = file_.prepare();
+    detail::store_be32(p, static_cast<std::int32_t>(off - base_));
+    detail::store_be32(p + 4, static_cast<std::int32_t>(pos.value()));
+    file_.commit();
+  }
+
+  /// Greatest entry with offset <= target; {base, 0} when there is none.
+  entry lookup(brook::offset target) const noexcept {
+    std::size_t n = entries();
+    std::size_t lo = 0, hi = n;  // first entry with offset > target
+    while (lo < hi) {
+      std::size_t mid = lo + (hi - lo) / 2;
+      if (at(mid).offset <= target) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == 0) return {base_, file_pos(0)};
+    return at(lo - 1);
+  }
+
+  /// Drops every entry whose position is >= pos (the log was cut there).
+  void truncate_to_position(file_pos pos) noexcept {
+    std::size_t n = entries();
+    while (n > 0 && at(n - 1).position >= pos) --n;
+    file_.truncate_entries(n);
+  }
+
+  /// Checks entries increase strictly in offset and position, lie inside [base, next_offset)
+  /// and point inside a log of log_size bytes.
+  result<void> sanity_check(std::uint64_t log_size, brook::offset next_offset) const {
+    std::size_t n = entries();
+    for (std::size_t i = 0; i < n; ++i) {
+      entry e = at(i);
+      if (e.offset < base_ || e.offset >= next_offset || e.position.value() < 0 ||
+          static_cast<std::uint64_t>(e.position.value()) >= log_size)
+        return make_error(errc::corrupt_message, "{}: entry {} ({} -> byte {}) lies outside the log", file_.path().string(),
+                          i, e.offset, e.position);
+      if (i > 0) {
+        entry p = at(i - 1);
+        if (e.offset <= p.offset || e.position <= p.position)
+          return make_error(errc::corrupt_message, "{}: entry {} does not increase", file_.path().string(), i);
+      }
+    }
+    return ok();
+  }
+
+  result<void> trim_and_sync() { return file_.trim_and_sync(); }
+  result<void> sync() const { return file_.sync(); }
+  const fs::path& path() const noexcept { return file_.path(); }
+
+ private:
+  brook::offset base_;
+  detail::index_file file_;
+};
+
+}  // namespace brook

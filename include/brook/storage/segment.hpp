@@ -1,0 +1,456 @@
+// One segment of a partition log: `<base>.log`, `<base>.index`, `<base>.timeindex`
+// in the partition directory, where <base> is the segment's first offset
+// zero-padded to 20 digits (00000000000000000000.log), exactly as Kafka names
+// them. The .log holds whole RecordBatch v2 batches back to back; the indexes
+// are described in offset_index.hpp and time_index.hpp.
+//
+// Writes go through pwrite(2) at the end of the file; reads go through a
+// shared mapping of the file. The active segment maps segment.bytes +
+// max.message.bytes up front so the mapping never moves while it grows; a
+// reader only touches bytes below the published size, which the writer stores
+// with release semantics after the bytes are in the page cache.
+//
+// A segment is shared (std::shared_ptr) between the log and every reader
+// holding a log_slice into it: closing, deleting or replacing the segment
+// never unmaps bytes a reader still sees.
+//
+// Durability words used throughout brook: *appended* (in the page cache,
+// visible to readers), *flushed* (fdatasync'd), *committed* (below the high
+// watermark, replication's word).
+//
+// Thread-safety: one writer (append, seal, flush, close) at a time, any number
+// of concurrent readers of the const interface.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/detail/index_file.hpp>
+#include <brook/error.hpp>
+#include <brook/format/record_batch.hpp>
+#include <brook/storage/file.hpp>
+#include <brook/storage/log_config.hpp>
+#include <brook/storage/offset_index.hpp>
+#include <brook/storage/time_index.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+/// What opening or recovering a log did; recovery reports instead of failing.
+struct recovery_report {
+  bool clean = true;                ///< nothing needed scanning beyond the tail check
+  std::size_t segments_scanned = 0;  ///< segments fully validated batch by batch
+  std::size_t indexes_rebuilt = 0;   ///< index files rebuilt from the log
+  std::uint64_t bytes_truncated = 0;  ///< bytes cut from torn or corrupt tails
+  std::size_t segments_deleted = 0;   ///< segments dropped after a corrupt one, or orphans
+  std::vector<std::string> events;    ///< one human line per action, with file and byte
+};
+
+/// File naming of segments.
+struct segment_files {
+  static std::string base_name(offset base) { return fmt::format("{:020d}", base.value()); }
+  static fs::path log(const fs::path& dir, offset base) { return dir / (base_name(base) + ".log"); }
+  static fs::path index(const fs::path& dir, offset base) { return dir / (base_name(base) + ".index"); }
+  static fs::path time_index(const fs::path& dir, offset base) { return dir / (base_name(base) + ".timeindex"); }
+  /// The base offset named by a 20-digit file stem, if it is one.
+  static std::optional<offset> parse_base(std::string_view stem) {
+    if (stem.size() != 20) return std::nullopt;
+    std::int64_t v = 0;
+    for (char c : stem) {
+      if (c < '0' || c > '9') return std::nullopt;
+      if (v > (std::numeric_limits<std::int64_t>::max() - (c - '0')) / 10) return std::nullopt;
+      v = v * 10 + (c - '0');
+    }
+    return offset(v);
+  }
+};
+
+class segment {
+ public:
+  /// How much to trust the files when opening.
+  enum class open_kind {
+    create,   ///< a new, empty segment (files are created)
+    trusted,  ///< check the tail and the indexes; fall back to recover on any doubt
+    recover,  ///< validate every batch, truncate a bad tail, rebuild the indexes
+  };
+
+  struct open_args {
+    fs::path dir;
+    offset base{0};
+    const log_config* config = nullptr;
+    open_kind kind = open_kind::trusted;
+    bool writable = true;  ///< false: never modify a file (read-only tools on a live log)
+    bool active = true;    ///< will be appended to (maps room to grow)
+    /// For trusted opens: the segment may be trusted only if all its offsets are below this.
+    offset recovery_point{std::numeric_limits<std::int64_t>::max()};
+  };
+
+  segment(const segment&) = delete;
+  segment& operator=(const segment&) = delete;
+
+  static result<std::shared_ptr<segment>> open(const open_args& a, recovery_report& report) {
+    std::shared_ptr<segment> s(new segment(a));
+    auto r = s->do_open(report);
+    if (!r) return r.error();
+    return s;
+  }
+
+  // --- state, readable from any thread ---
+  offset base_offset() const noexcept { return base_; }
+  /// Offset after the last batch appended (== base when empty).
+  offset next_offset() const noexcept { return offset(next_offset_.load(std::memory_order_acquire)); }
+  /// Bytes of whole, appended batches.
+  std::uint64_t size() const noexcept { return size_.load(std::memory_order_acquire); }
+  bool empty() const noexcept { return size() == 0; }
+  /// Largest batch maxTimestamp in the segment (-1 when empty).
+  timestamp_ms max_timestamp() const noexcept { return max_ts_.load(std::memory_order_acquire); }
+  /// maxTimestamp of the first batch; segment.ms ages the segment from it.
+  timestamp_ms first_batch_timestamp() const noexcept { return first_ts_.load(std::memory_order_acquire); }
+  const fs::path& log_path() const noexcept { return log_path_; }
+  int fd() const noexcept { return log_.fd(); }
+  bool index_full() const noexcept { return oindex_.full() || tindex_.full(); }
+
+  /// Would `bytes` more still fit within segment.bytes / the mapping / int32 offsets?
+  bool has_room_for(std::uint64_t bytes, offset last_offset) const noexcept {
+    std::uint64_t sz = size();
+    if (last_offset - base_ > std::numeric_limits<std::int32_t>::max()) return false;
+    if (sz + bytes > map_->size()) return false;
+    if (sz > 0 && sz + bytes > config_->segment_bytes) return false;
+    return !index_full();
+  }
+
+  /// Appends whole batches that the log has validated and stamped with offsets.
+  /// Writes, then indexes, then publishes the new size and next offset. Writer only.
+  result<void> append(std::span<const std::byte> batches) {
+    BROOK_ASSERT(writable_ && active_, "append to a segment opened without write access");
+    std::uint64_t pos = size_.load(std::memory_order_relaxed);
+    BROOK_TRY(log_.pwrite_all(batches, pos));
+    // Index each batch, as LogSegment.append does; then publish.
+    const std::byte* p = batches.data();
+    const std::byte* end = p + batches.size();
+    offset next = offset(next_offset_.load(std::memory_order_relaxed));
+    timestamp_ms max_ts = max_ts_.load(std::memory_order_relaxed);
+    std::uint64_t at = pos;
+    size_.store(pos + batches.size(), std::memory_order_release);
+    while (p < end) {
+      batch_header h = decode_batch_header_unchecked(p);
+      index_batch(h, file_pos(static_cast<std::int64_t>(at)));
+      if (first_ts_.load(std::memory_order_relaxed) < 0 && at == 0)
+        first_ts_.store(h.max_timestamp, std::memory_order_release);
+      max_ts = std::max(max_ts, h.max_timestamp);
+      next = h.next_offset();
+      at += h.size_bytes();
+      p += h.size_bytes();
+    }
+    max_ts_.store(max_ts, std::memory_order_release);
+    next_offset_.store(next.value(), std::memory_order_release);
+    return ok();
+  }
+
+  /// fdatasync of the .log. Writer only.
+  result<void> flush() const { return log_.datasync(); }
+
+  /// The segment will take no more appends: add the final time-index entry, trim the
+  /// indexes to their entries, sync everything. Writer only.
+  result<void> seal() {
+    if (!writable_) return ok();
+    if (!oindex_.full() && max_ts_offset_ >= base_ && size() > 0) tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
+    BROOK_TRY(log_.datasync());
+    BROOK_TRY(oindex_.trim_and_sync());
+    BROOK_TRY(tindex_.trim_and_sync());
+    active_ = false;
+    return ok();
+  }
+
+  // --- reading, any thread ---
+
+  /// Bytes [pos, pos + len) of the log. REQUIRES: pos + len <= a size() the caller loaded.
+  std::span<const std::byte> bytes(std::uint64_t pos, std::uint64_t len) const noexcept {
+    return {map_->data() + pos, static_cast<std::size_t>(len)};
+  }
+
+  /// Header of the batch at pos, checked against the bytes below `limit`.
+  result<batch_header> header_at(std::uint64_t pos, std::uint64_t limit) const {
+    return check_batch_header(bytes(pos, limit - pos), where(pos));
+  }
+
+  /// Position of the first batch whose last offset is >= target, scanning below `limit`
+  /// (a size() the caller loaded); nullopt if every batch ends before target.
+  result<std::optional<std::uint64_t>> find_position(offset target, std::uint64_t limit) const {
+    offset_index::entry e = oindex_.lookup(target);
+    std::uint64_t pos = static_cast<std::uint64_t>(e.position.value());
+    // The index is a hint: use it only if it points at a batch ending exactly at its offset.
+    if (e.position.value() != 0 || e.offset != base_) {
+      bool good = pos < limit;
+      if (good) {
+        auto h = header_at(pos, limit);
+        good = h && h->last_offset() == e.offset;
+      }
+      if (!good) {
+        index_suspect_.store(true, std::memory_order_relaxed);
+        pos = 0;
+      }
+    }
+    while (pos < limit) {
+      auto h = header_at(pos, limit);
+      if (!h) return h.error();
+      if (h->last_offset() >= target) return std::optional<std::uint64_t>(pos);
+      pos += h->size_bytes();
+    }
+    return std::optional<std::uint64_t>();
+  }
+
+  /// Time-index hint for offsetsForTimes: an offset at or before the first record with
+  /// timestamp >= ts.
+  offset time_lookup(timestamp_ms ts) const noexcept { return tindex_.lookup(ts).offset; }
+
+  /// True once a lookup found an index entry that did not match the log (it is then ignored).
+  bool index_suspect() const noexcept { return index_suspect_.load(std::memory_order_relaxed); }
+
+  std::string where(std::uint64_t pos) const { return fmt::format("{} at byte {}", log_path_.string(), pos); }
+
+  /// Removes the segment's files (the log calls this for retention and truncation).
+  /// Bytes stay readable through existing mappings until the last reader lets go.
+  static void remove_files(const fs::path& dir, offset base) {
+    std::error_code ec;
+    fs::remove(segment_files::log(dir, base), ec);
+    fs::remove(segment_files::index(dir, base), ec);
+    fs::remove(segment_files::time_index(dir, base), ec);
+  }
+
+ private:
+  explicit segment(const open_args& a)
+      : dir_(a.dir),
+        base_(a.base),
+        config_(a.config),
+        writable_(a.writable),
+        active_(a.active && a.writable),
+        log_path_(segment_files::log(a.dir, a.base)),
+        oindex_(a.base),
+        tindex_(a.base),
+        next_offset_(a.base.value()),
+        max_ts_offset_(a.base - 1),
+        kind_(a.kind),
+        recovery_point_(a.recovery_point) {}
+
+  result<void> do_open(recovery_report& report) {
+    int flags = writable_ ? (O_RDWR | (kind_ == open_kind::create ? O_CREAT | O_EXCL : 0)) : O_RDONLY;
+    auto f = file_handle::open(log_path_, flags);
+    if (!f) return f.error();
+    log_ = std::move(*f);
+    auto sz = log_.size();
+    if (!sz) return sz.error();
+    std::uint64_t file_size = *sz;
+    std::uint64_t cap = file_size;
+    if (active_) cap = std::max<std::uint64_t>(file_size, config_->segment_bytes + config_->max_message_bytes);
+    auto m = mapped_region::map_file(log_, round_up_to_page(static_cast<std::size_t>(cap)), false);
+    if (!m) return m.error();
+    map_ = std::move(*m);
+
+    if (kind_ == open_kind::create) {
+      BROOK_TRY(open_indexes(detail::index_file::mode::fresh));
+      return ok();
+    }
+    if (kind_ == open_kind::trusted && base_ <= recovery_point_) {
+      auto t = try_trusted(file_size, report);
+      if (!t) return t.error();
+      if (*t) return ok();
+    }
+    return recover(file_size, report);
+  }
+
+  result<void> open_indexes(detail::index_file::mode m) {
+    std::size_t cap = active_ ? static_cast<std::size_t>(config_->segment_index_bytes) : 0;
+    BROOK_TRY(oindex_.open(segment_files::index(dir_, base_), cap, m));
+    BROOK_TRY(tindex_.open(segment_files::time_index(dir_, base_), cap, m));
+    return ok();
+  }
+
+  /// Opens on the strength of the existing indexes: walks batch headers from the last
+  /// offset-index entry to the end of the file. Returns false when anything is off.
+  result<bool> try_trusted(std::uint64_t file_size, recovery_report& report) {
+    std::error_code ec;
+    if (!fs::exists(segment_files::index(dir_, base_), ec) || !fs::exists(segment_files::time_index(dir_, base_), ec)) {
+      report.events.push_back(fmt::format("{}: index file missing", log_path_.string()));
+      return false;
+    }
+    using mode = detail::index_file::mode;
+    auto ir = open_indexes(writable_ ? mode::keep : mode::read_only);
+    if (!ir) {
+      report.events.push_back(fmt::format("{}: index unusable: {}", log_path_.string(), ir.error().to_string()));
+      return false;
+    }
+    std::uint64_t pos = 0;
+    offset next = base_;
+    timestamp_ms max_ts = tindex_.last().timestamp;
+    offset max_ts_off = tindex_.last().offset;
+    if (oindex_.entries() > 0) {
+      auto e = oindex_.at(oindex_.entries() - 1);
+      pos = static_cast<std::uint64_t>(e.position.value());
+      if (pos >= file_size) return reject(report, "last index entry points past the end of the log");
+      auto h = header_at(pos, file_size);
+      if (!h || h->last_offset() != e.offset) return reject(report, "last index entry does not match the log");
+    }
+    timestamp_ms first_ts = -1;
+    if (file_size > 0) {
+      auto h0 = header_at(0, file_size);
+      if (!h0) return reject(report, h0.error().message());
+      first_ts = h0->max_timestamp;
+    }
+    while (pos < file_size) {
+      auto h = header_at(pos, file_size);
+      if (!h) return reject(report, h.error().message());
+      if (h->base_offset < base_ || h->last_offset() - base_ > std::numeric_limits<std::int32_t>::max())
+        return reject(report, fmt::format("batch at byte {} has offsets outside the segment", pos));
+      if (h->max_timestamp > max_ts) {
+        max_ts = h->max_timestamp;
+        max_ts_off = h->last_offset();
+      }
+      next = h->next_offset();
+      pos += h->size_bytes();
+    }
+    if (next > recovery_point_) return reject(report, "data beyond the recovery point");
+    if (auto c = oindex_.sanity_check(file_size, next); !c) return reject(report, c.error().message());
+    if (auto c = tindex_.sanity_check(next); !c) return reject(report, c.error().message());
+    size_.store(file_size, std::memory_order_release);
+    next_offset_.store(next.value(), std::memory_order_release);
+    max_ts_.store(max_ts, std::memory_order_release);
+    first_ts_.store(first_ts, std::memory_order_release);
+    // Batches after the last index entry count towards the next entry, as if never reopened.
+    bytes_since_index_ = file_size - (oindex_.entries() > 0
+                                          ? static_cast<std::uint64_t>(oindex_.at(oindex_.entries() - 1).position.value())
+                                          : 0);
+    max_ts_seen_ = max_ts;
+    max_ts_offset_ = max_ts_off;
+    return true;
+  }
+
+  result<bool> reject(recovery_report& report, const std::string& why) {
+    report.events.push_back(fmt::format("{}: {}; recovering", log_path_.string(), why));
+    return false;
+  }
+
+  /// Validates every batch from the start, rebuilding both indexes, and cuts the file at
+  /// the first byte that is not part of a valid batch.
+  result<void> recover(std::uint64_t file_size, recovery_report& report) {
+    using mode = detail::index_file::mode;
+    report.clean = false;
+    ++report.segments_scanned;
+    ++report.indexes_rebuilt;
+    // Fresh index files are new inodes: remove first so no older mapping is truncated under a reader.
+    if (writable_) {
+      std::error_code ec;
+      fs::remove(segment_files::index(dir_, base_), ec);
+      fs::remove(segment_files::time_index(dir_, base_), ec);
+    }
+    std::size_t saved_cap = static_cast<std::size_t>(config_->segment_index_bytes);
+    {
+      // Size the rebuilt indexes for the file at hand (sealed segments are trimmed after).
+      std::size_t est = static_cast<std::size_t>(file_size / std::max<std::uint32_t>(config_->index_interval_bytes, 1) + 2);
+      std::size_t cap = std::max(saved_cap, est * time_index::entry_size);
+      BROOK_TRY(oindex_.open(segment_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+      BROOK_TRY(tindex_.open(segment_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+    }
+    std::uint64_t pos = 0;
+    offset next = base_;
+    std::string why;
+    while (pos < file_size) {
+      auto v = record_batch_view::parse(bytes(pos, file_size - pos), batch_check{}, where(pos));
+      if (!v) {
+        why = v.error().to_string();
+        break;
+      }
+      const batch_header& h = v->header();
+      if (h.base_offset < next) {
+        why = fmt::format("{}: batch base offset {} is below the expected {}", where(pos), h.base_offset, next);
+        break;
+      }
+      if (h.last_offset() - base_ > std::numeric_limits<std::int32_t>::max()) {
+        why = fmt::format("{}: batch offset {} does not fit the segment", where(pos), h.last_offset());
+        break;
+      }
+      if (pos == 0) first_ts_.store(h.max_timestamp, std::memory_order_relaxed);
+      index_batch(h, file_pos(static_cast<std::int64_t>(pos)));
+      max_ts_.store(std::max(max_ts_.load(std::memory_order_relaxed), h.max_timestamp), std::memory_order_relaxed);
+      next = h.next_offset();
+      pos += h.size_bytes();
+    }
+    if (pos < file_size) {
+      report.bytes_truncated += file_size - pos;
+      report.events.push_back(fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(),
+                                          file_size - pos, pos, why));
+      truncated_ = true;
+      if (writable_) {
+        BROOK_TRY(log_.truncate(pos));
+        BROOK_TRY(log_.datasync());
+      }
+    }
+    size_.store(pos, std::memory_order_release);
+    next_offset_.store(next.value(), std::memory_order_release);
+    if (writable_ && !active_) {
+      if (max_ts_offset_ >= base_) tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
+      BROOK_TRY(oindex_.trim_and_sync());
+      BROOK_TRY(tindex_.trim_and_sync());
+    } else if (writable_) {
+      BROOK_TRY(oindex_.sync());
+      BROOK_TRY(tindex_.sync());
+    }
+    return ok();
+  }
+
+  /// Kafka's indexing rule: an entry for this batch when more than index.interval.bytes
+  /// were appended since the last entry. Writer only.
+  void index_batch(const batch_header& h, file_pos pos) noexcept {
+    if (h.max_timestamp > max_ts_seen_) {
+      max_ts_seen_ = h.max_timestamp;
+      max_ts_offset_ = h.last_offset();
+    }
+    if (bytes_since_index_ > config_->index_interval_bytes && !oindex_.full() && !tindex_.full()) {
+      oindex_.append(h.last_offset(), pos);
+      tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
+      bytes_since_index_ = 0;
+    }
+    bytes_since_index_ += h.size_bytes();
+  }
+
+ public:
+  /// True if opening cut a torn or corrupt tail off this segment.
+  bool was_truncated() const noexcept { return truncated_; }
+
+ private:
+  fs::path dir_;
+  offset base_;
+  const log_config* config_;
+  bool writable_;
+  bool active_;
+  fs::path log_path_;
+  file_handle log_;
+  std::shared_ptr<mapped_region> map_;
+  offset_index oindex_;
+  time_index tindex_;
+  std::atomic<std::uint64_t> size_{0};
+  std::atomic<std::int64_t> next_offset_;
+  std::atomic<timestamp_ms> max_ts_{-1};
+  std::atomic<timestamp_ms> first_ts_{-1};
+  mutable std::atomic<bool> index_suspect_{false};
+  // writer-only
+  std::uint64_t bytes_since_index_ = 0;
+  timestamp_ms max_ts_seen_ = -1;
+  offset max_ts_offset_;
+  open_kind kind_;
+  offset recovery_point_;
+  bool truncated_ = false;
+};
+
+}  // namespace brook
