@@ -349,7 +349,7 @@ class partition_log {
     if (closed_) return ok();
     closed_ = true;
     notify_waiters();
-    if (opts_.read_only) return ok();
+    if (opts_.read_only || segment_count() == 0) return ok();  // read-only, or open() failed
     BROOK_TRY(flush_locked());
     BROOK_TRY(active()->seal());
     return write_checkpoints();

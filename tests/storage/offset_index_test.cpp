@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include <brook/storage/offset_index.hpp>
+
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+using mode = detail::index_file::mode;
+
+TEST_CASE("offset index stores Kafka's 8-byte big-endian entries", "[storage][offset_index]") {
+  test::temp_dir t;
+  fs::path p = t / "00000000000000000100.index";
+  {
+    offset_index idx(offset(100));
+    REQUIRE(idx.open(p, 4096, mode::fresh));
+    CHECK(fs::file_size(p) == 4096);  // preallocated
+    idx.append(offset(105), file_pos(0x1234));
+    idx.append(offset(300), file_pos(0x20000));
+    REQUIRE(idx.trim_and_sync());
+    CHECK(fs::file_size(p) == 16);  // trimmed to its entries
+  }
+  std::ifstream in(p, std::ios::binary);
+  std::vector<unsigned char> b((std::istreambuf_iterator<char>(in)), {});
+  CHECK(b == std::vector<unsigned char>{0, 0, 0, 5, 0, 0, 0x12, 0x34, 0, 0, 0, 200, 0, 2, 0, 0});
+}
+
+TEST_CASE("offset index lookup finds the greatest entry at or below the target", "[storage][offset_index]") {
+  test::temp_dir t;
+  offset_index idx(offset(1000));
+  REQUIRE(idx.open(t / "i", 8 * 100, mode::fresh));
+  for (int i = 1; i <= 50; ++i) idx.append(offset(1000 + 10 * i), file_pos(100 * i));
+  CHECK(idx.lookup(offset(999)).position == file_pos(0));
+  CHECK(idx.lookup(offset(1005)).offset == offset(1000));  // before the first entry: segment start
+  CHECK(idx.lookup(offset(1010)).position == file_pos(100));
+  CHECK(idx.lookup(offset(1019)).position == file_pos(100));
+  CHECK(idx.lookup(offset(1020)).position == file_pos(200));
+  CHECK(idx.lookup(offset(99999)).position == file_pos(5000));
+  idx.truncate_to_position(file_pos(250));
+  CHECK(idx.entries() == 2);
+  CHECK(idx.lookup(offset(99999)).position == file_pos(200));
+}
+
+TEST_CASE("offset index sanity check rejects entries a log cannot have", "[storage][offset_index]") {
+  test::temp_dir t;
+  offset_index idx(offset(0));
+  REQUIRE(idx.open(t / "i", 8 * 10, mode::fresh));
+  idx.append(offset(5), file_pos(100));
+  idx.append(offset(9), file_pos(200));
+  CHECK(idx.sanity_check(1000, offset(10)));
+  CHECK_FALSE(idx.sanity_check(150, offset(10)));  // position past the log
+  CHECK_FALSE(idx.sanity_check(1000, offset(9)));  // offset past the segment's end
+  idx.append(offset(9), file_pos(300));            // offset does not increase
+  CHECK_FALSE(idx.sanity_check(1000, offset(10)));
+}
+
+TEST_CASE("an index fills at segment.index.bytes", "[storage][offset_index]") {
+  test::temp_dir t;
+  offset_index idx(offset(0));
+  REQUIRE(idx.open(t / "i", 8 * 3, mode::fresh));
+  for (int i = 0; i < 3; ++i) {
+    CHECK_FALSE(idx.full());
+    idx.append(offset(i), file_pos(i * 10));
+  }
+  CHECK(idx.full());
+}
+
+TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[storage][offset_index]") {
+  test::temp_dir t;
+  {
+    offset_index idx(offset(0));
+    REQUIRE(idx.open(t / "i", 8 * 10, mode::fresh));
+    idx.append(offset(3), file_pos(10));
+    REQUIRE(idx.trim_and_sync());
+  }
+  {
+    offset_index idx(offset(0));
+    REQUIRE(idx.open(t / "i", 0, mode::read_only));
+    CHECK(idx.entries() == 1);
+    CHECK(fs::file_size(t / "i") == 8);
+  }
+  offset_index idx(offset(0));
+  REQUIRE(idx.open(t / "i", 8 * 10, mode::keep));
+  CHECK(idx.entries() == 1);
+  idx.append(offset(7), file_pos(20));
+  CHECK(idx.lookup(offset(8)).position == file_pos(20));
+}
+

@@ -1,0 +1,593 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <brook/storage/partition_log.hpp>
+
+#include "support/log_builders.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+using brook::test::make_batch;
+using brook::test::read_all;
+using brook::test::temp_dir;
+
+namespace {
+
+log_config small_config(std::shared_ptr<manual_clock> clk = nullptr) {
+  log_config c;
+  c.segment_bytes = 4096;
+  c.segment_index_bytes = 4096;
+  c.index_interval_bytes = 256;
+  if (clk) c.clock = clk;
+  return c;
+}
+
+std::unique_ptr<partition_log> open_log(const fs::path& dir, log_config c = small_config()) {
+  auto r = partition_log::open(dir, std::move(c));
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+append_result append_n(partition_log& log, int n, std::int64_t ts = 1000, std::size_t value_size = 0) {
+  auto b = make_batch(n, ts, "v", value_size);
+  auto r = log.append(b);
+  REQUIRE(r.has_value());
+  return *r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("append assigns consecutive offsets and reads return them", "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "orders-0");
+  CHECK(log->log_start_offset() == offset(0));
+  CHECK(log->log_end_offset() == offset(0));
+
+  auto a = append_n(*log, 3);
+  CHECK(a.base_offset == offset(0));
+  CHECK(a.last_offset == offset(2));
+  CHECK(a.records == 3);
+  auto b = append_n(*log, 2);
+  CHECK(b.base_offset == offset(3));
+  CHECK(log->log_end_offset() == offset(5));
+
+  auto all = read_all(*log);
+  REQUIRE(all.size() == 5);
+  for (int i = 0; i < 5; ++i) CHECK(all[i].offset == i);
+  CHECK(all[3].value == "v-0");
+  CHECK(all[3].key == "k0");
+
+  SECTION("a read starting inside a batch skips the earlier records") {
+    auto s = log->read(offset(1));
+    REQUIRE(s);
+    std::vector<std::int64_t> seen;
+    REQUIRE(s->for_each_record([&](const record_view& r) { seen.push_back(r.offset().value()); }));
+    CHECK(seen == std::vector<std::int64_t>{1, 2, 3, 4});
+    CHECK(s->next_offset() == offset(5));
+  }
+  SECTION("reading at the log end is empty, past it is offset_out_of_range") {
+    auto s = log->read(offset(5));
+    REQUIRE(s);
+    CHECK(s->empty());
+    auto bad = log->read(offset(6));
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error() == errc::offset_out_of_range);
+    auto neg = log->read(offset(-1));
+    REQUIRE_FALSE(neg);
+    CHECK(neg.error() == errc::offset_out_of_range);
+  }
+  SECTION("max_offset bounds what is returned (the high watermark hook)") {
+    read_options ro;
+    ro.max_offset = offset(3);
+    auto s = log->read(offset(0), ro);
+    REQUIRE(s);
+    CHECK(s->next_offset() == offset(3));
+    std::size_t n = 0;
+    REQUIRE(s->for_each_record([&](const record_view&) { ++n; }));
+    CHECK(n == 3);
+    auto at = log->read(offset(3), ro);
+    REQUIRE(at);
+    CHECK(at->empty());
+  }
+}
+
+TEST_CASE("max_bytes limits a read but always returns one whole batch", "[storage][partition_log]") {
+  temp_dir t;
+  log_config c = small_config();
+  c.segment_bytes = 1 << 20;
+  auto log = open_log(t / "t-0", c);
+  for (int i = 0; i < 10; ++i) append_n(*log, 5, 1000, 50);
+  read_options ro;
+  ro.max_bytes = 1;
+  auto s = log->read(offset(0), ro);
+  REQUIRE(s);
+  CHECK(s->next_offset() == offset(5));
+  ro.max_bytes = s->size_bytes() * 3;
+  auto s3 = log->read(offset(0), ro);
+  REQUIRE(s3);
+  CHECK(s3->next_offset() == offset(15));
+}
+
+TEST_CASE("segments roll on segment.bytes and reads cross them", "[storage][partition_log][segment]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  for (int i = 0; i < 60; ++i) append_n(*log, 4, 1000 + i, 40);
+  CHECK(log->segment_count() > 3);
+  auto segs = log->segments();
+  for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
+    CHECK(segs[i].next_offset == segs[i + 1].base_offset);
+    CHECK(segs[i].size_bytes <= 4096);
+    CHECK(fs::exists(segs[i].path));
+    CHECK(segs[i].path.filename().string().size() == 24);  // 20 digits + ".log"
+  }
+  auto all = read_all(*log);
+  REQUIRE(all.size() == 240);
+  for (int i = 0; i < 240; ++i) REQUIRE(all[i].offset == i);
+  // Every offset can be looked up directly.
+  for (int o = 0; o < 240; o += 7) {
+    auto s = log->read(offset(o));
+    REQUIRE(s);
+    bool found = false;
+    REQUIRE(s->for_each_record([&](const record_view& r) {
+      if (!found) CHECK(r.offset() == offset(o));
+      found = true;
+    }));
+    CHECK(found);
+  }
+}
+
+TEST_CASE("segment files use Kafka's names and a batch too big for segment.bytes still fits alone",
+          "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  append_n(*log, 1, 1000, 6000);  // one batch larger than segment.bytes (4096)
+  append_n(*log, 1, 1000, 10);
+  CHECK(fs::exists(t / "t-0" / "00000000000000000000.log"));
+  CHECK(fs::exists(t / "t-0" / "00000000000000000000.index"));
+  CHECK(fs::exists(t / "t-0" / "00000000000000000000.timeindex"));
+  CHECK(fs::exists(t / "t-0" / "00000000000000000001.log"));
+  CHECK(read_all(*log).size() == 2);
+}
+
+TEST_CASE("bad appends are refused with named errors and change nothing", "[storage][partition_log]") {
+  temp_dir t;
+  log_config c = small_config();
+  c.max_message_bytes = 1000;
+  auto log = open_log(t / "t-0", c);
+  append_n(*log, 2);
+
+  SECTION("record_too_large") {
+    auto b = make_batch(1, 1000, "v", 2000);
+    auto r = log->append(b);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::record_too_large);
+  }
+  SECTION("corrupt_message on a flipped byte") {
+    auto b = make_batch(3);
+    b[b.size() - 2] ^= std::byte{0x40};
+    auto r = log->append(b);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::corrupt_message);
+  }
+  SECTION("corrupt_message on a truncated batch") {
+    auto b = make_batch(3);
+    b.resize(b.size() - 1);
+    auto r = log->append(b);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::corrupt_message);
+  }
+  SECTION("a replica batch below the log end") {
+    auto b = make_batch(1);
+    set_batch_base_offset(b, offset(1));
+    append_options ao;
+    ao.assign_offsets = false;
+    auto r = log->append(b, ao);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::offset_out_of_range);
+  }
+  CHECK(log->log_end_offset() == offset(2));
+  CHECK(read_all(*log).size() == 2);
+}
+
+TEST_CASE("replica appends keep the offsets they carry", "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  auto b = make_batch(3);
+  set_batch_base_offset(b, offset(0));
+  append_options ao;
+  ao.assign_offsets = false;
+  REQUIRE(log->append(b, ao));
+  auto b2 = make_batch(2);
+  set_batch_base_offset(b2, offset(3));
+  REQUIRE(log->append(b2, ao));
+  CHECK(log->log_end_offset() == offset(5));
+}
+
+TEST_CASE("LogAppendTime stamps the broker's time on every record", "[storage][partition_log]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(5'000'000);
+  log_config c = small_config(clk);
+  c.message_timestamp_type = timestamp_type::log_append_time;
+  auto log = open_log(t / "t-0", c);
+  auto r = append_n(*log, 3, 42);
+  CHECK(r.log_append_time == 5'000'000);
+  for (const auto& rec : read_all(*log)) CHECK(rec.timestamp == 5'000'000);
+}
+
+TEST_CASE("offset_for_timestamp finds the first record at or after a time", "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  // batches of 4 records, timestamps 1000 + 10*i + j
+  for (int i = 0; i < 50; ++i) append_n(*log, 4, 1000 + 10 * i, 30);
+  REQUIRE(log->segment_count() > 2);
+  auto at = [&](timestamp_ms ts) {
+    auto r = log->offset_for_timestamp(ts);
+    REQUIRE(r);
+    return *r;
+  };
+  auto r0 = at(0);
+  REQUIRE(r0);
+  CHECK(r0->off == offset(0));
+  CHECK(r0->timestamp == 1000);
+  auto r1 = at(1252);
+  REQUIRE(r1);
+  CHECK(r1->off == offset(25 * 4 + 2));
+  CHECK(r1->timestamp == 1252);
+  auto r2 = at(1254);  // between batches: the next batch's first record
+  REQUIRE(r2);
+  CHECK(r2->off == offset(26 * 4));
+  CHECK_FALSE(at(999999).has_value());
+}
+
+TEST_CASE("retention deletes old segments by time and by size", "[storage][partition_log][retention]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(1'000'000);
+  log_config c = small_config(clk);
+  c.retention_ms = 10'000;
+
+  SECTION("retention.ms uses each segment's largest timestamp") {
+    auto log = open_log(t / "t-0", c);
+    for (int i = 0; i < 40; ++i) append_n(*log, 4, 1'000'000 + i * 1000, 100);
+    std::size_t before = log->segment_count();
+    REQUIRE(before > 3);
+    clk->set(1'000'000 + 40 * 1000 + 5000);
+    auto n = log->enforce_retention();
+    REQUIRE(n);
+    CHECK(*n > 0);
+    CHECK(log->segment_count() == before - *n);
+    for (const auto& s : log->segments()) CHECK(s.max_timestamp >= clk->now_ms() - 10'000);
+    CHECK(log->log_start_offset() == log->segments().front().base_offset);
+    auto old = log->read(offset(0));
+    REQUIRE_FALSE(old);
+    CHECK(old.error() == errc::offset_out_of_range);
+    // Everything expired: the log is empty but keeps its end offset.
+    offset end = log->log_end_offset();
+    clk->advance(1'000'000);
+    REQUIRE(log->enforce_retention());
+    CHECK(log->log_start_offset() == end);
+    CHECK(log->log_end_offset() == end);
+    CHECK(append_n(*log, 1, clk->now_ms()).base_offset == end);
+  }
+  SECTION("a future timestamp keeps its segment") {
+    auto log = open_log(t / "t-0", c);
+    append_n(*log, 2, 9'000'000'000'000, 2000);
+    append_n(*log, 2, 1'000'000, 3000);
+    clk->advance(100'000);
+    REQUIRE(log->enforce_retention());
+    CHECK(log->log_start_offset() == offset(0));
+  }
+  SECTION("retention.bytes deletes oldest segments only while the rest still holds retention.bytes (Kafka)") {
+    c.retention_ms = -1;
+    c.retention_bytes = 8000;
+    auto log = open_log(t / "t-0", c);
+    for (int i = 0; i < 60; ++i) append_n(*log, 4, 1000, 40);
+    REQUIRE(log->size_bytes() > 8000);
+    auto n = log->enforce_retention();
+    REQUIRE(n);
+    CHECK(*n > 0);
+    CHECK(log->size_bytes() >= 8000);
+    CHECK(log->size_bytes() - log->segments().front().size_bytes < 8000);  // nothing more was deletable
+    CHECK(log->log_end_offset() == offset(240));
+  }
+}
+
+TEST_CASE("delete_records_before moves the log start and survives a reopen", "[storage][partition_log]") {
+  temp_dir t;
+  {
+    auto log = open_log(t / "t-0");
+    for (int i = 0; i < 40; ++i) append_n(*log, 4, 1000, 40);
+    REQUIRE(log->delete_records_before(offset(77)));
+    CHECK(log->log_start_offset() == offset(77));
+    CHECK(log->segments().front().base_offset <= offset(77));
+    CHECK(log->segments().front().next_offset > offset(77));
+    auto r = log->read(offset(76));
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::offset_out_of_range);
+    auto all = read_all(*log);
+    REQUIRE_FALSE(all.empty());
+    CHECK(all.front().offset == 77);
+    auto bad = log->delete_records_before(offset(1000));
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error() == errc::offset_out_of_range);
+  }
+  auto log = open_log(t / "t-0");
+  CHECK(log->log_start_offset() == offset(77));
+  CHECK(read_all(*log).front().offset == 77);
+}
+
+TEST_CASE("truncate_to removes the tail and appends continue from the new end", "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  for (int i = 0; i < 40; ++i) append_n(*log, 4, 1000 + i, 100);
+  REQUIRE(log->segment_count() > 3);
+
+  SECTION("at a batch boundary in an older segment") {
+    REQUIRE(log->truncate_to(offset(20)));
+    CHECK(log->log_end_offset() == offset(20));
+    auto all = read_all(*log);
+    REQUIRE(all.size() == 20);
+    CHECK(append_n(*log, 2).base_offset == offset(20));
+    CHECK(read_all(*log).size() == 22);
+  }
+  SECTION("inside a batch removes the whole batch, as Kafka does") {
+    REQUIRE(log->truncate_to(offset(22)));
+    CHECK(log->log_end_offset() == offset(20));
+  }
+  SECTION("while a reader holds a slice of the removed bytes") {
+    auto s = log->read(offset(100));
+    REQUIRE(s);
+    std::vector<std::byte> before(s->bytes().begin(), s->bytes().end());
+    REQUIRE(log->truncate_to(offset(101)));
+    CHECK(log->log_end_offset() == offset(100));
+    // Overwrite the truncated range with new data; the old slice still shows the old bytes.
+    for (int i = 0; i < 10; ++i) append_n(*log, 4, 5000, 40);
+    CHECK(std::equal(before.begin(), before.end(), s->bytes().begin(), s->bytes().end()));
+    auto again = read_all(*log, offset(100));
+    CHECK(again.front().timestamp == 5000);
+  }
+  SECTION("below the log start resets to an empty log there") {
+    REQUIRE(log->delete_records_before(offset(50)));
+    REQUIRE(log->truncate_to(offset(10)));
+    CHECK(log->log_start_offset() == offset(10));
+    CHECK(log->log_end_offset() == offset(10));
+    CHECK(append_n(*log, 1).base_offset == offset(10));
+  }
+  // Reopen: the truncated log is what is on disk.
+  offset end = log->log_end_offset();
+  auto content = read_all(*log);
+  REQUIRE(log->close());
+  log.reset();
+  auto re = open_log(t / "t-0");
+  CHECK(re->log_end_offset() == end);
+  CHECK(read_all(*re) == content);
+}
+
+TEST_CASE("a clean close makes the next open scan nothing; checkpoints use Kafka's format",
+          "[storage][partition_log][recovery]") {
+  temp_dir t;
+  {
+    auto log = open_log(t / "orders-3");
+    for (int i = 0; i < 30; ++i) append_n(*log, 4, 1000, 40);
+    REQUIRE(log->close());
+    auto late = make_batch(1);
+    auto r = log->append(late);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::closed);
+  }
+  CHECK(slurp(t / "orders-3" / "recovery-point-offset-checkpoint") == "0\n1\norders 3 120\n");
+  CHECK(slurp(t / "orders-3" / "log-start-offset-checkpoint") == "0\n1\norders 3 0\n");
+  auto log = open_log(t / "orders-3");
+  CHECK(log->recovery().clean);
+  CHECK(log->recovery().segments_scanned == 0);
+  CHECK(log->log_end_offset() == offset(120));
+  CHECK(read_all(*log).size() == 120);
+}
+
+TEST_CASE("an unclean shutdown rescans what was not checkpointed", "[storage][partition_log][recovery]") {
+  temp_dir t;
+  fs::path d = t / "t-0";
+  {
+    auto log = open_log(d);
+    for (int i = 0; i < 30; ++i) append_n(*log, 4, 1000, 40);
+    REQUIRE(log->close());
+  }
+  // Simulate an unclean state: recovery point far behind, torn bytes at the end.
+  REQUIRE(write_checkpoint(d / "recovery-point-offset-checkpoint", {{"t", "0", "0"}}));
+  fs::path last;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".log" && e.path() > last) last = e.path();
+  auto sz = fs::file_size(last);
+  {
+    std::ofstream out(last, std::ios::app | std::ios::binary);
+    out << "torn-batch-bytes";
+  }
+  auto log = open_log(d);
+  CHECK_FALSE(log->recovery().clean);
+  CHECK(log->recovery().segments_scanned > 0);
+  CHECK(log->recovery().bytes_truncated == 16);
+  CHECK(fs::file_size(last) == sz);
+  CHECK(log->log_end_offset() == offset(120));
+  CHECK(read_all(*log).size() == 120);
+}
+
+TEST_CASE("flush policy: flush.messages moves the recovery point", "[storage][partition_log][flush]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>();
+  log_config c = small_config(clk);
+  c.flush_messages = 10;
+  auto log = open_log(t / "t-0", c);
+  append_n(*log, 4);
+  CHECK(log->recovery_point() == offset(0));
+  append_n(*log, 4);
+  CHECK(log->recovery_point() == offset(0));
+  append_n(*log, 4);
+  CHECK(log->recovery_point() == offset(12));
+
+  SECTION("flush.ms via tick()") {
+    log_config c2 = small_config(clk);
+    c2.flush_ms = 1000;
+    auto log2 = open_log(t / "u-0", c2);
+    append_n(*log2, 1);
+    REQUIRE(log2->tick());
+    CHECK(log2->recovery_point() == offset(0));
+    clk->advance(1000);
+    REQUIRE(log2->tick());
+    CHECK(log2->recovery_point() == offset(1));
+  }
+  SECTION("explicit flush()") {
+    append_n(*log, 1);
+    REQUIRE(log->flush());
+    CHECK(log->recovery_point() == offset(13));
+  }
+}
+
+TEST_CASE("segment.ms rolls by record time at append and by age in tick()", "[storage][partition_log][segment]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(1'000'000);
+  log_config c = small_config(clk);
+  c.segment_bytes = 1 << 20;
+  c.segment_ms = 60'000;
+  auto log = open_log(t / "t-0", c);
+  append_n(*log, 1, 1'000'000);
+  append_n(*log, 1, 1'050'000);
+  CHECK(log->segment_count() == 1);
+  append_n(*log, 1, 1'070'001);
+  CHECK(log->segment_count() == 2);
+  REQUIRE(log->tick());
+  CHECK(log->segment_count() == 2);
+  clk->advance(60'001);
+  REQUIRE(log->tick());
+  CHECK(log->segment_count() == 3);
+  REQUIRE(log->tick());
+  CHECK(log->segment_count() == 3);  // the new active segment is empty: no roll
+  CHECK(read_all(*log).size() == 3);
+}
+
+TEST_CASE("a full index rolls the segment", "[storage][partition_log][segment]") {
+  temp_dir t;
+  log_config c = small_config();
+  c.segment_bytes = 1 << 20;
+  c.segment_index_bytes = 48;  // 4 time-index entries, 6 offset-index entries
+  c.index_interval_bytes = 1;
+  auto log = open_log(t / "t-0", c);
+  for (int i = 0; i < 30; ++i) append_n(*log, 1, 1000 + i);
+  CHECK(log->segment_count() > 3);
+  CHECK(read_all(*log).size() == 30);
+}
+
+TEST_CASE("open refuses foreign files and bad configs with named errors", "[storage][partition_log]") {
+  temp_dir t;
+  fs::create_directories(t / "t-0");
+  SECTION("foreign file") {
+    std::ofstream(t / "t-0" / "notes.txt") << "hello";
+    auto r = partition_log::open(t / "t-0");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("notes.txt"));
+  }
+  SECTION("malformed checkpoint") {
+    std::ofstream(t / "t-0" / "recovery-point-offset-checkpoint") << "0\n1\nt 0 abc\n";
+    auto r = partition_log::open(t / "t-0");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+  }
+  SECTION("config") {
+    log_config c;
+    c.segment_bytes = 1;
+    auto r = partition_log::open(t / "t-0", c);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_config);
+  }
+  SECTION("a path that is a file") {
+    std::ofstream(t / "file") << "x";
+    auto r = partition_log::open(t / "file");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+  }
+}
+
+TEST_CASE("a read-only open changes nothing on disk", "[storage][partition_log]") {
+  temp_dir t;
+  fs::path d = t / "t-0";
+  {
+    auto log = open_log(d);
+    for (int i = 0; i < 10; ++i) append_n(*log, 4, 1000, 40);
+    REQUIRE(log->close());
+  }
+  fs::path first = d / "00000000000000000000.log";
+  {
+    std::ofstream out(d / "00000000000000000000.log", std::ios::app | std::ios::binary);
+  }
+  // Torn tail on the last segment.
+  fs::path last;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".log" && e.path() > last) last = e.path();
+  { std::ofstream(last, std::ios::app | std::ios::binary) << "garbage"; }
+  auto size_before = fs::file_size(last);
+  log_open_options ro;
+  ro.read_only = true;
+  auto log = partition_log::open(d, small_config(), ro);
+  REQUIRE(log);
+  CHECK((*log)->log_end_offset() == offset(40));
+  CHECK(read_all(**log).size() == 40);
+  CHECK(fs::file_size(last) == size_before);
+  auto w = (*log)->append(std::span<std::byte>());
+  REQUIRE_FALSE(w);
+  CHECK(fs::exists(first));
+  auto missing = partition_log::open(t / "nope-0", small_config(), ro);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error() == errc::log_dir_not_found);
+}
+
+TEST_CASE("sendfile copies a slice's exact bytes to a descriptor", "[storage][log_slice]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  for (int i = 0; i < 5; ++i) append_n(*log, 3, 1000, 20);
+  auto s = log->read(offset(3));
+  REQUIRE(s);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  auto n = s->send_to(fds[1]);
+  REQUIRE(n);
+  CHECK(*n == s->size_bytes());
+  std::vector<std::byte> got(*n);
+  std::size_t have = 0;
+  while (have < got.size()) {
+    auto r = ::read(fds[0], got.data() + have, got.size() - have);
+    REQUIRE(r > 0);
+    have += static_cast<std::size_t>(r);
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+  CHECK(std::equal(got.begin(), got.end(), s->bytes().begin(), s->bytes().end()));
+  auto v = record_batch_view::parse(got);
+  REQUIRE(v);
+  CHECK(v->base_offset() == offset(3));
+}
+
+TEST_CASE("wait_for_data wakes on append and times out without one", "[storage][partition_log]") {
+  temp_dir t;
+  auto log = open_log(t / "t-0");
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(log->wait_for_data(offset(0), t0 + std::chrono::milliseconds(20)));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    append_n(*log, 1);
+  });
+  CHECK(log->wait_for_data(offset(0), std::chrono::steady_clock::now() + std::chrono::seconds(30)));
+  writer.join();
+  CHECK(log->wait_for_data(offset(0), t0));  // already there: no wait
+}
