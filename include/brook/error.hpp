@@ -141,9 +141,11 @@ class error {
 
   const std::error_code& code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
-  /// "CORRUPT_MESSAGE: <message>"; what a tool prints on one line.
+  /// "CORRUPT_MESSAGE: <message>" for brook codes; OS errors carry their reason in the
+  /// message already ("open /x: No such file or directory"). What a tool prints on one line.
   std::string to_string() const {
     if (message_.empty()) return code_.message();
+    if (code_.category() != error_category()) return message_;
     return code_.message() + ": " + message_;
   }
   friend bool operator==(const error& e, errc c) noexcept { return e.code_ == make_error_code(c); }

@@ -66,7 +66,7 @@ class index_file {
       if (!r) return r.error();
       map_ = std::move(*r);
       max_entries_ = n;
-      count_.store(n, std::memory_order_release);
+      count_.store(used_entries(n), std::memory_order_release);
       return ok();
     }
     int flags = O_RDWR | O_CREAT | (m == mode::fresh ? O_TRUNC : 0);
@@ -82,7 +82,7 @@ class index_file {
     file_ = std::move(*f);
     map_ = std::move(*r);
     max_entries_ = cap_entries;
-    count_.store(existing, std::memory_order_release);
+    count_.store(used_entries(existing), std::memory_order_release);
     return ok();
   }
 
@@ -117,6 +117,26 @@ class index_file {
   result<void> sync() const {
     if (!file_.is_open()) return ok();
     return map_->sync(entries() * entry_size_);
+  }
+
+  /// Entries in use among the first n of an existing file: a file that was preallocated and
+  /// never trimmed (a live segment, or one after a crash) ends in all-zero slots. An all-zero
+  /// entry is never a real one after entry 0, so the used prefix is found by binary search.
+  std::size_t used_entries(std::size_t n) const noexcept {
+    auto zero = [&](std::size_t i) {
+      const std::byte* e = map_->data() + i * entry_size_;
+      for (std::size_t k = 0; k < entry_size_; ++k)
+        if (e[k] != std::byte{0}) return false;
+      return true;
+    };
+    if (n == 0 || !zero(n - 1)) return n;
+    std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0 lies in [lo, hi]
+    while (lo < hi) {
+      std::size_t mid = lo + (hi - lo) / 2;
+      if (zero(mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   /// The mapping, so a reader can keep it alive alongside the entry count it loaded.

@@ -67,7 +67,79 @@ inline std::uint32_t crc32c_sw_update(std::uint32_t crc, const std::byte* p, std
   return crc;
 }
 
+// Shifting a CRC state over n zero bytes is multiplication by x^(8n) modulo the polynomial
+// (GF(2), reflected bit order). The hardware path runs three independent streams over
+// three adjacent blocks and joins them with that shift, so the CPU's crc32 unit (latency 3,
+// one per cycle) is kept busy; the shift is done with per-byte tables built once.
+
+/// a * b modulo the CRC-32C polynomial, reflected.
+constexpr std::uint32_t crc32c_multmodp(std::uint32_t a, std::uint32_t b) noexcept {
+  std::uint32_t m = 1u << 31, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = (b & 1) ? (b >> 1) ^ crc32c_poly : b >> 1;
+  }
+  return p;
+}
+
+/// x^(8 * n) modulo the polynomial, reflected: the operator that shifts a state over n zero bytes.
+constexpr std::uint32_t crc32c_x8n(std::size_t n) noexcept {
+  std::uint32_t result = 1u << 31;  // x^0
+  std::uint32_t sq = 1u << 23;      // x^8
+  while (n) {
+    if (n & 1) result = crc32c_multmodp(sq, result);
+    sq = crc32c_multmodp(sq, sq);
+    n >>= 1;
+  }
+  return result;
+}
+
+/// Tables applying "shift by n zero bytes" to a 32-bit state with four lookups.
+struct crc32c_shift_table {
+  std::uint32_t t[4][256];
+};
+constexpr crc32c_shift_table make_crc32c_shift_table(std::size_t n) {
+  crc32c_shift_table st{};
+  const std::uint32_t op = crc32c_x8n(n);
+  for (int k = 0; k < 4; ++k)
+    for (std::uint32_t i = 0; i < 256; ++i) st.t[k][i] = crc32c_multmodp(op, i << (8 * k));
+  return st;
+}
+inline std::uint32_t crc32c_shift(const crc32c_shift_table& st, std::uint32_t crc) noexcept {
+  return st.t[0][crc & 0xff] ^ st.t[1][(crc >> 8) & 0xff] ^ st.t[2][(crc >> 16) & 0xff] ^ st.t[3][crc >> 24];
+}
+
+inline constexpr std::size_t crc32c_long_block = 4096;
+inline constexpr std::size_t crc32c_short_block = 256;
+inline constexpr crc32c_shift_table crc32c_long_shift = make_crc32c_shift_table(crc32c_long_block);
+inline constexpr crc32c_shift_table crc32c_short_shift = make_crc32c_shift_table(crc32c_short_block);
+
 #if BROOK_CRC32C_HAVE_X86
+/// Three interleaved streams of `block` bytes each, joined by shifts. Consumes 3 * block.
+__attribute__((target("sse4.2"))) inline std::uint64_t crc32c_hw_triple(std::uint64_t c0, const std::byte*& p,
+                                                                        std::size_t block,
+                                                                        const crc32c_shift_table& shift) noexcept {
+  std::uint64_t c1 = 0, c2 = 0;
+  const std::byte* end = p + block;
+  while (p < end) {
+    std::uint64_t a, b, d;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + block, 8);
+    std::memcpy(&d, p + 2 * block, 8);
+    c0 = _mm_crc32_u64(c0, a);
+    c1 = _mm_crc32_u64(c1, b);
+    c2 = _mm_crc32_u64(c2, d);
+    p += 8;
+  }
+  p += 2 * block;
+  std::uint32_t c = crc32c_shift(shift, static_cast<std::uint32_t>(c0)) ^ static_cast<std::uint32_t>(c1);
+  return crc32c_shift(shift, c) ^ static_cast<std::uint32_t>(c2);
+}
+
 /// SSE4.2 `crc32` instruction. REQUIRES: cpu_has_sse42().
 __attribute__((target("sse4.2"))) inline std::uint32_t crc32c_hw_update(std::uint32_t crc, const std::byte* p,
                                                                         std::size_t n) noexcept {
@@ -76,18 +148,13 @@ __attribute__((target("sse4.2"))) inline std::uint32_t crc32c_hw_update(std::uin
     c = _mm_crc32_u8(static_cast<std::uint32_t>(c), static_cast<std::uint8_t>(*p++));
     --n;
   }
-  while (n >= 32) {
-    std::uint64_t a, b, d, e;
-    std::memcpy(&a, p, 8);
-    std::memcpy(&b, p + 8, 8);
-    std::memcpy(&d, p + 16, 8);
-    std::memcpy(&e, p + 24, 8);
-    c = _mm_crc32_u64(c, a);
-    c = _mm_crc32_u64(c, b);
-    c = _mm_crc32_u64(c, d);
-    c = _mm_crc32_u64(c, e);
-    p += 32;
-    n -= 32;
+  while (n >= 3 * crc32c_long_block) {
+    c = crc32c_hw_triple(c, p, crc32c_long_block, crc32c_long_shift);
+    n -= 3 * crc32c_long_block;
+  }
+  while (n >= 3 * crc32c_short_block) {
+    c = crc32c_hw_triple(c, p, crc32c_short_block, crc32c_short_shift);
+    n -= 3 * crc32c_short_block;
   }
   while (n >= 8) {
     std::uint64_t a;

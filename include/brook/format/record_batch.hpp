@@ -31,7 +31,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <span>
+#include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -133,53 +136,79 @@ inline batch_header decode_batch_header_unchecked(const std::byte* p) noexcept {
   return h;
 }
 
+namespace detail {
+/// a + b without undefined behaviour on overflow (validated batches never overflow).
+constexpr std::int64_t add_wrapping(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+/// Error-message context: a string, or a callable producing one (built only on error).
+template <typename Where>
+std::string where_string(const Where& w) {
+  if constexpr (std::is_invocable_v<const Where&>) return std::string(w());
+  else return std::string(std::string_view(w));
+}
+}  // namespace detail
+
 /// How much of a batch to check.
 struct batch_check {
   bool crc = true;      ///< verify the CRC-32C
   bool records = true;  ///< walk every record (lengths, varints, offset deltas, headers)
 };
 
-/// Checks the header fields of the batch at the start of `b` (length, magic, compression,
-/// counts) without the CRC or the records. On success the whole batch is inside `b`.
-/// `where` prefixes error messages (e.g. "00000000000000000000.log at byte 4096").
-inline result<batch_header> check_batch_header(std::span<const std::byte> b, std::string_view where = "batch") {
+/// Checks the header fields of the batch at the start of `b` (length, magic, counts, offset
+/// range) without the CRC, the compression bits (check_batch_codec) or the records. On
+/// success the whole batch is inside `b`: enough to walk from batch to batch.
+/// `where` prefixes error messages (e.g. "00000000000000000000.log at byte 4096"): a string, or
+/// a callable returning one, which is only called when there is an error to report.
+template <typename Where = std::string_view>
+result<batch_header> check_batch_header(std::span<const std::byte> b, const Where& where_ = std::string_view("batch")) {
   using namespace batch_layout;
+  auto where = [&] { return detail::where_string(where_); };
   if (b.size() < log_overhead)
-    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch (need {})", where, b.size(),
-                      header_size);
+    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch (need {})", where(), b.size(),
+                      log_overhead);
   std::int32_t blen = detail::load_be32(b.data() + batch_length);
   if (blen < static_cast<std::int32_t>(header_size - log_overhead))
-    return make_error(errc::corrupt_message, "{}: batchLength {} is smaller than the {}-byte header", where, blen,
+    return make_error(errc::corrupt_message, "{}: batchLength {} is smaller than the {}-byte header", where(), blen,
                       header_size);
   if (b.size() < header_size)
-    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch header (need {})", where,
+    return make_error(errc::corrupt_message, "{}: {} bytes is too short for a batch header (need {})", where(),
                       b.size(), header_size);
   std::size_t total = log_overhead + static_cast<std::size_t>(blen);
   if (total > b.size())
-    return make_error(errc::corrupt_message, "{}: batch of {} bytes runs past the {} bytes available", where, total,
+    return make_error(errc::corrupt_message, "{}: batch of {} bytes runs past the {} bytes available", where(), total,
                       b.size());
   batch_header h = decode_batch_header_unchecked(b.data());
   if (h.magic != current_magic) {
     if (h.magic == 0 || h.magic == 1)
-      return make_error(errc::corrupt_message, "{}: message format v{} (magic {}) is not supported, only v2", where,
+      return make_error(errc::corrupt_message, "{}: message format v{} (magic {}) is not supported, only v2", where(),
                         h.magic, h.magic);
-    return make_error(errc::corrupt_message, "{}: bad magic byte {} (expected 2)", where, h.magic);
-  }
-  auto comp = h.attributes & batch_attr::compression_mask;
-  if (comp != 0) {
-    if (comp <= 4)
-      return make_error(errc::unsupported_compression_type,
-                        "{}: batch at offset {} is compressed (codec {}), which brook does not read yet", where,
-                        h.base_offset, comp);
-    return make_error(errc::corrupt_message, "{}: unknown compression codec {}", where, comp);
+    return make_error(errc::corrupt_message, "{}: bad magic byte {} (expected 2)", where(), h.magic);
   }
   if (h.last_offset_delta < 0 || h.records_count < 0 ||
       static_cast<std::int64_t>(h.records_count) > std::int64_t{h.last_offset_delta} + 1)
-    return make_error(errc::corrupt_message, "{}: recordsCount {} does not fit lastOffsetDelta {}", where,
+    return make_error(errc::corrupt_message, "{}: recordsCount {} does not fit lastOffsetDelta {}", where(),
                       h.records_count, h.last_offset_delta);
   if (h.base_offset.value() < 0)
-    return make_error(errc::corrupt_message, "{}: negative baseOffset {}", where, h.base_offset);
+    return make_error(errc::corrupt_message, "{}: negative baseOffset {}", where(), h.base_offset);
+  if (h.base_offset.value() > std::numeric_limits<std::int64_t>::max() - h.last_offset_delta)
+    return make_error(errc::corrupt_message, "{}: baseOffset {} + lastOffsetDelta {} overflows", where(),
+                      h.base_offset, h.last_offset_delta);
   return h;
+}
+
+/// Checks the compression bits of a header that passed check_batch_header (and, when the
+/// bytes may be damaged, the CRC: a flipped bit must read as corruption, not as a codec).
+/// Compressed batches are unsupported_compression_type; codecs 5-7 do not exist.
+template <typename Where = std::string_view>
+result<void> check_batch_codec(const batch_header& h, const Where& where_ = std::string_view("batch")) {
+  auto comp = h.attributes & batch_attr::compression_mask;
+  if (comp == 0) return ok();
+  if (comp <= 4)
+    return make_error(errc::unsupported_compression_type,
+                      "{}: batch at offset {} is compressed (codec {}), which brook does not read yet",
+                      detail::where_string(where_), h.base_offset, comp);
+  return make_error(errc::corrupt_message, "{}: unknown compression codec {}", detail::where_string(where_), comp);
 }
 
 /// A validated batch: a view over bytes it does not own. Valid as long as those bytes.
@@ -228,7 +257,7 @@ class record_batch_view {
         left_ = 0;
         return;
       }
-      cur_ = record_view(base_offset_ + f.offset_delta, log_append_ ? append_ts_ : base_ts_ + f.timestamp_delta, f);
+      cur_ = record_view(base_offset_ + f.offset_delta, log_append_ ? append_ts_ : detail::add_wrapping(base_ts_, f.timestamp_delta), f);
     }
     brook::offset base_offset_{0};
     timestamp_ms base_ts_ = 0;
@@ -245,9 +274,11 @@ class record_batch_view {
 
   /// Validates the batch at the start of `b` (which may hold more bytes after it).
   /// Errors: corrupt_message (with `where` and the reason), unsupported_compression_type.
+  template <typename Where = std::string_view>
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},
-                                         std::string_view where = "batch") {
-    auto hr = check_batch_header(b, where);
+                                         const Where& where_ = std::string_view("batch")) {
+    auto where = [&] { return detail::where_string(where_); };
+    auto hr = check_batch_header(b, where_);
     if (!hr) return hr.error();
     const batch_header& h = *hr;
     const std::byte* begin = b.data();
@@ -256,8 +287,9 @@ class record_batch_view {
       std::uint32_t actual = crc32c({begin + batch_layout::crc_begin, end});
       if (actual != h.crc)
         return make_error(errc::corrupt_message, "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})",
-                          where, h.base_offset, h.crc, actual);
+                          where(), h.base_offset, h.crc, actual);
     }
+    if (auto c = check_batch_codec(h, where_); !c) return c.error();
     if (check.records) {
       const std::byte* p = begin + batch_layout::records;
       std::int64_t prev_delta = -1;
@@ -266,15 +298,18 @@ class record_batch_view {
         const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
         if (next == nullptr)
           return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed (byte {} of the batch)",
-                            where, i, h.base_offset, p - begin);
+                            where(), i, h.base_offset, p - begin);
         if (f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
           return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has offsetDelta {} out of order",
-                            where, i, h.base_offset, f.offset_delta);
+                            where(), i, h.base_offset, f.offset_delta);
+        if (timestamp_ms ts; __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
+          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
+                            where(), i, h.base_offset);
         prev_delta = f.offset_delta;
         p = next;
       }
       if (p != end)
-        return make_error(errc::corrupt_message, "{}: batch at offset {} has {} bytes after its {} records", where,
+        return make_error(errc::corrupt_message, "{}: batch at offset {} has {} bytes after its {} records", where(),
                           h.base_offset, end - p, h.records_count);
     }
     return record_batch_view(h, begin, end);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 #include <brook/error.hpp>
 #include <brook/format/record_batch.hpp>
@@ -51,7 +52,7 @@ class log_slice {
     auto b = bytes();
     std::size_t pos = 0, n = 0;
     while (pos < b.size()) {
-      auto v = record_batch_view::parse(b.subspan(pos), check, seg_->where(pos_ + pos));
+      auto v = record_batch_view::parse(b.subspan(pos), check, [&] { return seg_->where(pos_ + pos); });
       if (!v) return v.error();
       fn(*v);
       pos += v->size_bytes();
@@ -61,21 +62,51 @@ class log_slice {
   }
 
   /// Calls fn(const record_view&) for each record at or after start_offset(), skipping
-  /// control batches. Returns the number of records delivered.
+  /// control batches. If fn returns bool, false stops the walk (later batches are then not
+  /// even validated). Returns the number of records delivered. Each batch's CRC is checked
+  /// before any of its records is delivered, and records are validated as they are decoded
+  /// (one pass): a malformed record stops the walk with corrupt_message.
   template <typename Fn>
   result<std::size_t> for_each_record(Fn&& fn, batch_check check = {}) const {
-    std::size_t n = 0;
-    auto r = for_each_batch(
-        [&](const record_batch_view& v) {
-          if (v.header().is_control()) return;
-          for (const record_view& rec : v) {
-            if (rec.offset() < start_) continue;
-            fn(rec);
-            ++n;
+    auto b = bytes();
+    std::size_t pos = 0, n = 0;
+    while (pos < b.size()) {
+      auto where = [&] { return seg_->where(pos_ + pos); };
+      auto v = record_batch_view::parse(b.subspan(pos), batch_check{check.crc, false}, where);
+      if (!v) return v.error();
+      const batch_header& h = v->header();
+      if (!h.is_control()) {
+        const std::byte* p = v->bytes().data() + batch_layout::records;
+        const std::byte* end = v->bytes().data() + v->size_bytes();
+        const bool append_time = h.timestamp_type() == timestamp_type::log_append_time;
+        std::int64_t prev_delta = -1;
+        detail::record_fields f;
+        for (std::int32_t i = 0; i < h.records_count; ++i) {
+          const std::byte* next = detail::parse_record(p, end, f, check.records);
+          if (next == nullptr || f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
+            return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed", where(), i,
+                              h.base_offset);
+          prev_delta = f.offset_delta;
+          p = next;
+          const offset o = h.base_offset + f.offset_delta;
+          if (o < start_) continue;
+          timestamp_ms ts = h.max_timestamp;
+          if (!append_time && __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
+            return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
+                              where(), i, h.base_offset);
+          ++n;
+          if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const record_view&>, bool>) {
+            if (!fn(record_view(o, ts, f))) return n;
+          } else {
+            fn(record_view(o, ts, f));
           }
-        },
-        check);
-    if (!r) return r.error();
+        }
+        if (check.records && p != end)
+          return make_error(errc::corrupt_message, "{}: batch at offset {} has bytes after its records", where(),
+                            h.base_offset);
+      }
+      pos += v->size_bytes();
+    }
     return n;
   }
 

@@ -21,6 +21,10 @@
 // (tail walk, index sanity) and fully validated only if that fails. A clean
 // close() checkpoints the log end, so the next open scans nothing.
 //
+// A writable open takes an exclusive flock(2) on the partition directory itself (no lock
+// file is created), so a second writer, in this process or another, fails with
+// log_dir_locked instead of corrupting the log. Read-only opens take no lock.
+//
 // Thread-safety: any number of threads may read (read, offset_for_timestamp,
 // the accessors, wait_for_data) concurrently with each other and with one
 // mutating call at a time; mutating calls (append, flush, roll, retention,
@@ -28,6 +32,8 @@
 // wait for the writer's I/O: they take a short internal lock only to pin a
 // segment, then read its mapping lock-free.
 #pragma once
+
+#include <sys/file.h>
 
 #include <algorithm>
 #include <atomic>
@@ -59,8 +65,13 @@ namespace brook {
 
 struct log_open_options {
   /// Open without modifying any file and without recovery writes: for tools reading a log
-  /// another process owns. A torn tail is ignored (not cut); indexes live in memory.
+  /// another process owns. A torn tail is ignored (not cut); indexes live in memory. Takes
+  /// no lock. (A read-only reader in another process is not protected from the writer
+  /// cutting a file under it with truncate_to; in-process readers are.)
   bool read_only = false;
+  /// Validate every batch of every segment (as if nothing had ever been checkpointed),
+  /// instead of trusting segments below the recovery point after a tail check.
+  bool full_recovery = false;
 };
 
 struct append_options {
@@ -342,8 +353,9 @@ class partition_log {
     return write_checkpoints_unlocked_segs();
   }
 
-  /// Flushes, seals the active segment's indexes, and checkpoints so the next open is fast.
-  /// Further calls fail with errc::closed. Readers' slices stay valid.
+  /// Flushes, seals the active segment's indexes, checkpoints so the next open is fast, and
+  /// releases the directory lock. Further calls fail with errc::closed. Readers' slices
+  /// stay valid.
   result<void> close() {
     std::lock_guard wl(writer_mu_);
     if (closed_) return ok();
@@ -352,7 +364,9 @@ class partition_log {
     if (opts_.read_only || segment_count() == 0) return ok();  // read-only, or open() failed
     BROOK_TRY(flush_locked());
     BROOK_TRY(active()->seal());
-    return write_checkpoints();
+    BROOK_TRY(write_checkpoints());
+    dir_lock_.reset();  // another writer may open the directory now
+    return ok();
   }
 
   // ------------------------------------------------------------------ reading
@@ -375,7 +389,7 @@ class partition_log {
       if (*pos) {
         std::uint64_t p = **pos, len = 0;
         offset next = start;
-        while (p + len < limit) {
+        while (p + len < limit && (len == 0 || len < ro.max_bytes)) {
           auto h = seg->header_at(p + len, limit);
           if (!h) return h.error();
           if (h->last_offset() >= bound) break;
@@ -405,7 +419,7 @@ class partition_log {
       if (!*pos) continue;
       std::uint64_t p = **pos;
       while (p < limit) {
-        auto v = record_batch_view::parse(s->bytes(p, limit - p), batch_check{}, s->where(p));
+        auto v = record_batch_view::parse(s->bytes(p, limit - p), batch_check{}, [&] { return s->where(p); });
         if (!v) return v.error();
         if (v->base_offset() >= bound) return std::optional<timestamp_offset>();
         if (v->header().max_timestamp >= ts && !v->header().is_control()) {
@@ -660,6 +674,16 @@ class partition_log {
     } else if (!fs::is_directory(dir_, ec)) {
       return make_error(errc::kafka_storage_error, "{}: not a directory", dir_.string());
     }
+    if (!opts_.read_only) {
+      auto d = file_handle::open(dir_, O_RDONLY | O_DIRECTORY);
+      if (!d) return d.error();
+      if (::flock(d->fd(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+          return make_error(errc::log_dir_locked, "{}: another writer has this partition log open", dir_.string());
+        return make_system_error(errno, "flock {}", dir_.string());
+      }
+      dir_lock_ = std::move(*d);
+    }
 
     std::vector<offset> bases;
     std::vector<fs::path> orphans;
@@ -707,7 +731,7 @@ class partition_log {
     if (!rp) return rp.error();
     auto ls = read_offset_file(dir_ / log_start_file);
     if (!ls) return ls.error();
-    recovery_point_.store(rp->value_or(offset(0)).value(), std::memory_order_release);
+    recovery_point_.store(opts_.full_recovery ? 0 : rp->value_or(offset(0)).value(), std::memory_order_release);
 
     if (bases.empty()) {
       if (opts_.read_only) return make_error(errc::log_dir_not_found, "{}: holds no segments", dir_.string());
@@ -773,6 +797,7 @@ class partition_log {
   }
 
   const fs::path dir_;
+  file_handle dir_lock_;  // holds the flock while the log is open for writing
   log_config config_;
   const log_open_options opts_;
   recovery_report report_;

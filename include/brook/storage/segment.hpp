@@ -182,7 +182,7 @@ class segment {
 
   /// Header of the batch at pos, checked against the bytes below `limit`.
   result<batch_header> header_at(std::uint64_t pos, std::uint64_t limit) const {
-    return check_batch_header(bytes(pos, limit - pos), where(pos));
+    return check_batch_header(bytes(pos, limit - pos), [&] { return where(pos); });
   }
 
   /// Position of the first batch whose last offset is >= target, scanning below `limit`
@@ -366,7 +366,7 @@ class segment {
     offset next = base_;
     std::string why;
     while (pos < file_size) {
-      auto v = record_batch_view::parse(bytes(pos, file_size - pos), batch_check{}, where(pos));
+      auto v = record_batch_view::parse(bytes(pos, file_size - pos), batch_check{}, [&] { return where(pos); });
       if (!v) {
         why = v.error().to_string();
         break;

@@ -1,0 +1,329 @@
+// Storage benchmarks: brook's partition log next to the raw system call or memory
+// operation that bounds it, over the same bytes and the same file conditions.
+//
+//   BM_LogAppend           partition_log::append of a prebuilt 16 KiB batch (validate with
+//                          CRC, assign offsets, pwrite, index; page cache only)
+//   BM_RawPwrite           pwrite of the same 16 KiB buffer at the end of a fresh file
+//   BM_ProduceAppend       build the batch with record_batch_builder, then append (records/s)
+//   BM_LogScan             every record of a 256 MiB log through read() (1 MiB slices) and
+//                          log_slice::for_each_record with the CRC and records checked
+//   BM_Memcpy/256MiB_from_log_mapping
+//                          memcpy of the same 256 MiB, read through the same mapping, in
+//                          1 MiB chunks into one cache-resident buffer
+//   BM_LogLookup           random offset -> its record: read() the batch holding it, walk to it
+//   BM_LogAppendFsync      append + flush() (fdatasync) per 16 KiB batch
+//   BM_RawPwriteFdatasync  pwrite + fdatasync per 16 KiB buffer
+//
+// Every append-style run starts on a fresh directory and file and writes the same number
+// of bytes as its peer. At the end of a run the file is truncated to zero before it is
+// removed, so its dirty pages are dropped instead of written back (kind to the disk, and
+// no writeback of one run disturbs the next). The 256 MiB log of the read benchmarks is
+// built once, fdatasync'd, and removed at exit.
+//
+// Page-cache benchmarks report rates against CPU time (user + system of this process,
+// robust to other jobs on the machine); the fsync benchmarks use wall time, since waiting
+// for the disk is their cost.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <brook/storage/partition_log.hpp>
+
+#include "bench_support.hpp"
+
+namespace {
+
+using namespace brook;
+
+/// Batches per append run: 16384 x ~16 KiB = ~256 MiB written per run.
+constexpr benchmark::IterationCount append_iterations = 16384;
+/// Batches per fsync'd run: ~16 MiB, each batch its own fdatasync.
+constexpr benchmark::IterationCount fsync_iterations = 1000;
+/// Size of the log the read benchmarks scan and look up in.
+constexpr std::uint64_t scan_log_bytes = 256ull * 1024 * 1024;
+/// max_bytes of each read() in the scan: 1 MiB, Kafka's max.partition.fetch.bytes default.
+constexpr std::size_t scan_read_bytes = 1024 * 1024;
+
+timestamp_ms now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The log configuration under test: Kafka's defaults (segment.bytes 1 GiB, so no run rolls).
+log_config bench_config() { return log_config{}; }
+
+template <typename T>
+bool failed(benchmark::State& state, const result<T>& r) {
+  if (r) return false;
+  state.SkipWithError(r.error().to_string().c_str());
+  return true;
+}
+
+bool failed_errno(benchmark::State& state, bool bad, const char* what) {
+  if (!bad) return false;
+  state.SkipWithError((std::string(what) + ": " + std::strerror(errno)).c_str());
+  return true;
+}
+
+/// A fresh, empty partition log in its own scratch directory. Destroying it drops the
+/// appended bytes without writing them back, then removes the directory.
+class fresh_log {
+ public:
+  fresh_log() {
+    auto r = partition_log::open(dir_.path() / "bench-0", bench_config());
+    if (!r) throw std::runtime_error(r.error().to_string());
+    log_ = std::move(*r);
+  }
+  ~fresh_log() {
+    (void)log_->truncate_to(offset{0});  // dirty pages go without writeback
+    log_.reset();
+  }
+  partition_log& operator*() { return *log_; }
+  partition_log* operator->() { return log_.get(); }
+
+ private:
+  bench::scratch_dir dir_;
+  std::unique_ptr<partition_log> log_;
+};
+
+/// A fresh empty file for the raw peers; truncated, closed and removed at the end.
+class fresh_file {
+ public:
+  fresh_file() {
+    path_ = dir_.path() / "00000000000000000000.log";
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("open " + path_.string() + ": " + std::strerror(errno));
+  }
+  ~fresh_file() {
+    (void)::ftruncate(fd_, 0);
+    ::close(fd_);
+  }
+  int fd() const noexcept { return fd_; }
+
+ private:
+  bench::scratch_dir dir_;
+  fs::path path_;
+  int fd_ = -1;
+};
+
+// ------------------------------------------------------------------ appends to the page cache
+
+void BM_LogAppend(benchmark::State& state) {
+  auto batch = bench::standard_batch(now_ms());  // append rewrites baseOffset in place, reuse it
+  const std::int64_t records = bench::records_per_batch();
+  fresh_log log;
+  for (auto _ : state) {
+    auto r = log->append(batch);
+    if (failed(state, r)) break;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()));
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * records), benchmark::Counter::kIsRate);
+  state.counters["batch_bytes"] = static_cast<double>(batch.size());
+}
+BENCHMARK(BM_LogAppend)->Iterations(append_iterations)->Unit(benchmark::kMicrosecond);
+
+void BM_RawPwrite(benchmark::State& state) {
+  auto batch = bench::standard_batch(now_ms());
+  fresh_file f;
+  off_t pos = 0;
+  for (auto _ : state) {
+    ssize_t n = ::pwrite(f.fd(), batch.data(), batch.size(), pos);
+    if (failed_errno(state, n != static_cast<ssize_t>(batch.size()), "pwrite")) break;
+    pos += n;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()));
+  state.counters["batch_bytes"] = static_cast<double>(batch.size());
+}
+BENCHMARK(BM_RawPwrite)->Iterations(append_iterations)->Unit(benchmark::kMicrosecond);
+
+void BM_ProduceAppend(benchmark::State& state) {
+  const auto value = bench::make_value(bench::record_value_bytes);
+  const std::int32_t records = bench::records_per_batch();
+  record_batch_builder builder;
+  std::int64_t bytes = 0;
+  fresh_log log;
+  for (auto _ : state) {
+    // One timestamp per batch (a producer's linger window), one record per 100-byte value.
+    auto batch = bench::build_batch(builder, value, now_ms(), records);
+    auto r = log->append(batch);
+    if (failed(state, r)) break;
+    bytes += static_cast<std::int64_t>(batch.size());
+  }
+  state.SetItemsProcessed(state.iterations() * records);
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_ProduceAppend)->Iterations(append_iterations)->Unit(benchmark::kMicrosecond);
+
+// ------------------------------------------------------------------ appends with fdatasync
+
+void BM_LogAppendFsync(benchmark::State& state) {
+  auto batch = bench::standard_batch(now_ms());
+  fresh_log log;
+  for (auto _ : state) {
+    auto r = log->append(batch);
+    if (failed(state, r)) break;
+    auto f = log->flush();
+    if (failed(state, f)) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()));
+}
+BENCHMARK(BM_LogAppendFsync)->Iterations(fsync_iterations)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_RawPwriteFdatasync(benchmark::State& state) {
+  auto batch = bench::standard_batch(now_ms());
+  fresh_file f;
+  off_t pos = 0;
+  for (auto _ : state) {
+    ssize_t n = ::pwrite(f.fd(), batch.data(), batch.size(), pos);
+    if (failed_errno(state, n != static_cast<ssize_t>(batch.size()), "pwrite")) break;
+    pos += n;
+    if (failed_errno(state, ::fdatasync(f.fd()) != 0, "fdatasync")) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()));
+}
+BENCHMARK(BM_RawPwriteFdatasync)->Iterations(fsync_iterations)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ------------------------------------------------------------------ reads of a 256 MiB log
+
+/// The 256 MiB log the read benchmarks share: built on first use, flushed (so no
+/// writeback runs during the measurements), read once so its mapping is faulted in for
+/// every benchmark alike, and removed at exit.
+struct scan_log {
+  bench::scratch_dir dir;
+  std::unique_ptr<partition_log> log;
+  std::uint64_t bytes = 0;
+  std::int64_t records = 0;
+
+  scan_log() {
+    auto r = partition_log::open(dir.path() / "scan-0", bench_config());
+    if (!r) throw std::runtime_error(r.error().to_string());
+    log = std::move(*r);
+    auto batch = bench::standard_batch(now_ms());
+    while (bytes < scan_log_bytes) {
+      auto a = log->append(batch);
+      if (!a) throw std::runtime_error(a.error().to_string());
+      bytes += a->bytes;
+      records += static_cast<std::int64_t>(a->records);
+    }
+    if (auto f = log->flush(); !f) throw std::runtime_error(f.error().to_string());
+    auto all = whole();
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < all.size(); i += 4096) sum += static_cast<std::uint8_t>(all[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  /// Every byte of the log through one slice (the log is one segment).
+  std::span<const std::byte> whole() const {
+    read_options ro;
+    ro.max_bytes = std::numeric_limits<std::size_t>::max();
+    auto s = log->read(log->log_start_offset(), ro);
+    if (!s || s->size_bytes() != bytes) throw std::runtime_error("scan log is not one segment");
+    keep = *s;
+    return keep.bytes();
+  }
+  mutable log_slice keep;
+};
+
+scan_log& the_scan_log() {
+  static scan_log l;
+  return l;
+}
+
+void BM_LogScan(benchmark::State& state) {
+  auto& f = the_scan_log();
+  read_options ro;
+  ro.max_bytes = scan_read_bytes;
+  for (auto _ : state) {
+    offset o = f.log->log_start_offset();
+    const offset end = f.log->log_end_offset();
+    std::size_t payload = 0;
+    std::int64_t n = 0;
+    while (o < end) {
+      auto s = f.log->read(o, ro);
+      if (failed(state, s)) return;
+      auto r = s->for_each_record([&](const record_view& rec) { payload += rec.key().size() + rec.value().size(); });
+      if (failed(state, r)) return;
+      n += static_cast<std::int64_t>(*r);
+      o = s->next_offset();
+    }
+    benchmark::DoNotOptimize(payload);
+    if (n != f.records) {
+      state.SkipWithError("scan did not deliver every record");
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(f.bytes));
+  state.SetItemsProcessed(state.iterations() * f.records);
+}
+BENCHMARK(BM_LogScan)->Unit(benchmark::kMillisecond);
+
+void BM_MemcpyFromLogMapping(benchmark::State& state) {
+  auto& f = the_scan_log();
+  auto src = f.whole();
+  std::vector<std::byte> dst(scan_read_bytes);
+  for (auto _ : state) {
+    for (std::size_t pos = 0; pos < src.size(); pos += scan_read_bytes) {
+      std::size_t n = std::min(scan_read_bytes, src.size() - pos);
+      std::memcpy(dst.data(), src.data() + pos, n);
+      benchmark::ClobberMemory();
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(src.size()));
+}
+BENCHMARK(BM_MemcpyFromLogMapping)->Name("BM_Memcpy/256MiB_from_log_mapping")->Unit(benchmark::kMillisecond);
+
+/// checked:0  the batch is trusted (it was validated on append): header checks only.
+/// checked:1  CRC and every record checked as well, as a consumer with check.crcs does.
+/// span_MiB    offsets are drawn uniformly from the records in the last span_MiB of the
+///             log: 256 = the whole log (DRAM- and TLB-bound), 8 = a tail that fits in L3
+///             (consumers reading near the head).
+void BM_LogLookup(benchmark::State& state) {
+  auto& f = the_scan_log();
+  const batch_check check = state.range(0) ? batch_check{} : batch_check{.crc = false, .records = false};
+  const std::int64_t start = f.log->log_start_offset().value(), end = f.log->log_end_offset().value();
+  const auto span_bytes = static_cast<std::uint64_t>(state.range(1)) * 1024 * 1024;
+  const std::int64_t first = span_bytes >= f.bytes ? start
+                                                   : end - static_cast<std::int64_t>(static_cast<double>(end - start) *
+                                                                                     static_cast<double>(span_bytes) /
+                                                                                     static_cast<double>(f.bytes));
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> pick(first, end - 1);
+  std::vector<offset> targets(1 << 16);
+  for (auto& t : targets) t = offset(pick(rng));
+  read_options ro;
+  ro.max_bytes = 1;  // just the batch holding the offset (a first batch is always whole)
+  std::size_t i = 0, payload = 0;
+  for (auto _ : state) {
+    const offset o = targets[i++ & (targets.size() - 1)];
+    auto s = f.log->read(o, ro);
+    if (failed(state, s)) return;
+    auto v = record_batch_view::parse(s->bytes(), check);
+    if (failed(state, v)) return;
+    bool found = false;
+    for (const record_view& rec : *v) {
+      if (rec.offset() == o) {
+        payload += rec.value().size();
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      state.SkipWithError("offset not found in its batch");
+      return;
+    }
+  }
+  benchmark::DoNotOptimize(payload);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LogLookup)->ArgNames({"checked", "span_MiB"})->Args({0, 256})->Args({1, 256})->Args({0, 8});
+
+}  // namespace

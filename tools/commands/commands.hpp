@@ -1,0 +1,22 @@
+// The commands of the `brook` tool. Each has a spec (grammar and help) and a
+// run function that returns the process exit code (0 ok, 1 failure; usage
+// errors are thrown as usage_error and become 2 in main).
+#pragma once
+
+#include "commands/cli.hpp"
+
+namespace brook::cli {
+
+extern const command_spec dump_log_spec;
+int run_dump_log(const parsed_args& args);
+
+extern const command_spec produce_spec;
+int run_produce(const parsed_args& args);
+
+extern const command_spec consume_spec;
+int run_consume(const parsed_args& args);
+
+extern const command_spec verify_spec;
+int run_verify(const parsed_args& args);
+
+}  // namespace brook::cli

@@ -1,0 +1,168 @@
+// brook consume DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/storage/partition_log.hpp>
+
+#include "commands/commands.hpp"
+
+namespace brook::cli {
+
+namespace {
+/// How often --follow looks for new data once it has reached the log end.
+constexpr auto follow_poll_interval = std::chrono::milliseconds(150);
+/// Consecutive failed re-opens --follow tolerates (a writer may be rolling or recovering).
+constexpr int follow_reopen_attempts = 20;
+}  // namespace
+
+const command_spec consume_spec{
+    "consume",
+    "DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]",
+    "Print the records of the partition log in DIR.",
+    R"txt(Opens the log read-only (no file is modified, no recovery is written), so it works
+on a log another process is writing. Reads from --from-offset (default: the log start
+offset) to the current log end, skipping control batches.
+
+Output: one line per record. By default the value's raw bytes (a null value prints
+"null"); a value containing '\n' spans lines, so use --json for exact output.
+
+Options:
+  --from-offset N  first offset to print; outside [log start, log end] is an
+                   OFFSET_OUT_OF_RANGE error
+  --max-records N  exit after N records (default: no limit)
+  --follow         at the log end, keep waiting for new records like `tail -f`: the
+                   log is re-opened read-only whenever its .log files change (checked
+                   every 150 ms), and reading goes on from the next offset
+  --json           one JSON object per record, as dump-log --json prints them
+  --print-key      plain mode: print key<TAB>value (null key: "null")
+  -h, --help       this help
+
+Exit: 0 ok, 1 error (missing log, offset out of range, corrupt batch), 2 usage error.)txt",
+    {{"--from-offset", true}, {"--max-records", true}, {"--follow", false}, {"--json", false}, {"--print-key", false}},
+    1,
+    1};
+
+namespace {
+
+/// What the .log files of a directory look like: names and sizes. A change means new data
+/// (or a roll, truncation, retention) and a reason to re-open.
+std::vector<std::pair<std::string, std::uintmax_t>> fingerprint(const fs::path& dir) {
+  std::vector<std::pair<std::string, std::uintmax_t>> out;
+  std::error_code ec;
+  for (const auto& de : fs::directory_iterator(dir, ec)) {
+    if (de.path().extension() != ".log") continue;
+    std::error_code ec2;
+    auto sz = de.file_size(ec2);
+    out.emplace_back(de.path().filename().string(), ec2 ? 0 : sz);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+result<std::unique_ptr<partition_log>> open_read_only(const fs::path& dir) {
+  return partition_log::open(dir, log_config{}, log_open_options{.read_only = true});
+}
+
+}  // namespace
+
+int run_consume(const parsed_args& args) {
+  const fs::path dir = args.positional.at(0);
+  const bool json = args.has("--json");
+  const bool follow = args.has("--follow");
+  const bool print_key = args.has("--print-key");
+  if (json && print_key) throw usage_error("--print-key is for plain output; --json always has the key");
+  std::optional<std::int64_t> from;
+  if (auto v = args.get("--from-offset"))
+    from = parse_int("--from-offset", *v, 0, std::numeric_limits<std::int64_t>::max());
+  std::uint64_t max_records = std::numeric_limits<std::uint64_t>::max();
+  if (auto v = args.get("--max-records"))
+    max_records =
+        static_cast<std::uint64_t>(parse_int("--max-records", *v, 0, std::numeric_limits<std::int64_t>::max()));
+
+  auto seen = fingerprint(dir);
+  auto lr = open_read_only(dir);
+  if (!lr) return fail(lr.error());
+  std::unique_ptr<partition_log> log = std::move(*lr);
+
+  offset next = from ? offset(*from) : log->log_start_offset();
+  if (next < log->log_start_offset() || next > log->log_end_offset())
+    return fail(make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir.string(), next,
+                           log->log_start_offset(), log->log_end_offset()));
+
+  std::uint64_t printed = 0;
+  std::string line;
+  auto emit = [&](const record_view& r) {
+    if (printed >= max_records) return;
+    ++printed;
+    line.clear();
+    if (json) {
+      line = record_json(r);
+    } else {
+      if (print_key) {
+        line += r.key().is_null() ? std::string_view("null") : r.key().as_string_view();
+        line += '\t';
+      }
+      line += r.value().is_null() ? std::string_view("null") : r.value().as_string_view();
+    }
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  };
+
+  for (;;) {
+    while (printed < max_records && next < log->log_end_offset()) {
+      auto s = log->read(next);
+      if (!s) return fail(s.error());
+      if (s->empty()) break;
+      // Batch by batch rather than slice.for_each_record, so that --max-records stops
+      // before validating (and failing on) batches it will not print.
+      const auto bytes = s->bytes();
+      std::size_t pos = 0;
+      while (pos < bytes.size() && printed < max_records) {
+        auto v =
+            record_batch_view::parse(bytes.subspan(pos), batch_check{}, s->source()->where(s->file_position() + pos));
+        if (!v) return fail(v.error());
+        if (!v->header().is_control())
+          for (const record_view& r : *v)
+            if (r.offset() >= s->start_offset()) emit(r);
+        pos += v->size_bytes();
+        next = v->header().next_offset();
+      }
+    }
+    std::fflush(stdout);
+    if (printed >= max_records || !follow) break;
+
+    // At the end: wait for the .log files to change, then re-open and go on.
+    int failures = 0;
+    for (;;) {
+      std::this_thread::sleep_for(follow_poll_interval);
+      auto now = fingerprint(dir);
+      if (now == seen) continue;
+      auto r = open_read_only(dir);
+      if (!r) {
+        if (++failures >= follow_reopen_attempts) return fail(r.error());
+        continue;  // the writer may be mid-roll: try again next tick
+      }
+      seen = std::move(now);
+      log = std::move(*r);
+      break;
+    }
+    if (next > log->log_end_offset())
+      return fail(make_error(errc::offset_out_of_range,
+                             "{}: the log end is now {}, below the next offset {} (the log was truncated)",
+                             dir.string(), log->log_end_offset(), next));
+    if (next < log->log_start_offset())
+      return fail(make_error(errc::offset_out_of_range,
+                             "{}: the log start is now {}, past the next offset {} (retention deleted records)",
+                             dir.string(), log->log_start_offset(), next));
+  }
+  return exit_ok;
+}
+
+}  // namespace brook::cli
