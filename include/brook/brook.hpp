@@ -21,3 +21,11 @@
 #include <brook/storage/segment.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/storage/topic_config.hpp>
+#include <brook/storage/partition.hpp>
+#include <brook/storage/data_dir.hpp>
+
+#include <brook/client/partitioner.hpp>
+#include <brook/client/producer.hpp>
+#include <brook/client/consumer_record.hpp>
+#include <brook/client/consumer.hpp>

@@ -65,6 +65,7 @@ enum class errc : int {
   timeout = 1001,           // a bounded wait expired (client side)
   closed = 1002,            // the object was closed while the call waited
   invalid_argument = 1003,  // a caller-supplied argument is out of its domain
+  wakeup = 1004,            // a blocking call was interrupted by wakeup() from another thread
 };
 
 /// Kafka-style upper-case name of a code ("CORRUPT_MESSAGE"), or "UNKNOWN".
@@ -105,6 +106,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::timeout: return "TIMEOUT";
     case errc::closed: return "CLOSED";
     case errc::invalid_argument: return "INVALID_ARGUMENT";
+    case errc::wakeup: return "WAKEUP";
   }
   return "UNKNOWN";
 }

@@ -1,0 +1,286 @@
+// The consumer: Kafka's KafkaConsumer with manual assignment, in-process.
+//
+// assign() the partitions to read; each has a position, the offset of the next record
+// to return. poll(timeout) fetches from every assigned, unpaused partition (rotating
+// which goes first, so none starves), up to max.poll.records in total and
+// max.partition.fetch.bytes per partition, never past a partition's high watermark, and
+// advances the positions past what it returns.
+//
+// Long poll: poll() returns as soon as fetch.min.bytes are available, otherwise it waits
+// (on a condition variable, woken by appends: no polling, no sleeps) until fetch.max.wait.ms
+// has passed with some data, or the poll timeout, or wakeup() from another thread (then
+// it fails with errc::wakeup).
+//
+// Positions: a partition without a position takes one from auto.offset.reset (earliest:
+// the log start; latest: the high watermark; none: offset_out_of_range). A position that
+// falls outside the log (retention moved the log start past it) is reset the same way, or
+// poll() fails with offset_out_of_range under none. Records are never skipped silently
+// and never delivered twice by poll().
+//
+// Zero copy: records are views into the mapped segments, valid as long as the
+// consumer_records object that holds them (see client/consumer_record.hpp).
+//
+// Thread-safety: like KafkaConsumer, one thread uses a consumer at a time; only wakeup()
+// may be called from another thread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/client/consumer_record.hpp>
+#include <brook/error.hpp>
+#include <brook/storage/data_dir.hpp>
+#include <brook/storage/partition.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+enum class offset_reset { earliest, latest, none };
+
+struct consumer_config {
+  /// fetch.min.bytes: poll returns once this many bytes are available. Default 1.
+  std::size_t fetch_min_bytes = 1;
+  /// fetch.max.wait.ms: how long to wait for fetch.min.bytes once some data is there. Default 500.
+  std::chrono::milliseconds fetch_max_wait{500};
+  /// max.poll.records: records one poll returns at most. Default 500.
+  std::size_t max_poll_records = 500;
+  /// max.partition.fetch.bytes: bytes fetched per partition per poll (one batch at least). Default 1 MiB.
+  std::size_t max_partition_fetch_bytes = 1024 * 1024;
+  /// fetch.max.bytes: bytes fetched per poll across partitions (one batch at least). Default 50 MiB.
+  std::size_t fetch_max_bytes = 50 * 1024 * 1024;
+  /// auto.offset.reset: where a partition without a valid position starts. Default latest.
+  offset_reset auto_offset_reset = offset_reset::latest;
+  /// check.crcs: verify each batch's CRC-32C before handing out its records. Default true.
+  bool check_crcs = true;
+};
+
+class consumer {
+ public:
+  explicit consumer(data_dir& dd, consumer_config cfg = {}) : dd_(dd), cfg_(cfg) {}
+  consumer(const consumer&) = delete;
+  consumer& operator=(const consumer&) = delete;
+
+  /// Replaces the assignment. Positions of partitions that stay assigned are kept.
+  /// unknown_topic_or_partition if any partition does not exist (nothing changes then).
+  result<void> assign(const std::vector<topic_partition>& tps) {
+    std::map<topic_partition, state> next;
+    for (const auto& tp : tps) {
+      auto p = dd_.get_partition(tp.topic, tp.partition);
+      if (!p) return p.error();
+      auto it = parts_.find(tp);
+      if (it != parts_.end()) next.emplace(tp, it->second);
+      else next.emplace(tp, state{std::move(*p), std::nullopt, false});
+    }
+    parts_ = std::move(next);
+    return ok();
+  }
+  std::vector<topic_partition> assignment() const {
+    std::vector<topic_partition> out;
+    for (const auto& [tp, _] : parts_) out.push_back(tp);
+    return out;
+  }
+
+  /// Sets the next offset poll() returns for tp. The offset is checked at the next fetch.
+  result<void> seek(const topic_partition& tp, offset o) {
+    auto* s = find(tp);
+    if (!s) return not_assigned(tp);
+    if (o.value() < 0) return make_error(errc::invalid_argument, "seek to negative offset {}", o);
+    s->position = o;
+    return ok();
+  }
+  result<void> seek_to_beginning(const std::vector<topic_partition>& tps) {
+    for (const auto& tp : tps) {
+      auto* s = find(tp);
+      if (!s) return not_assigned(tp);
+      s->position = s->part->log_start_offset();
+    }
+    return ok();
+  }
+  result<void> seek_to_end(const std::vector<topic_partition>& tps) {
+    for (const auto& tp : tps) {
+      auto* s = find(tp);
+      if (!s) return not_assigned(tp);
+      s->position = s->part->high_watermark();
+    }
+    return ok();
+  }
+
+  /// The offset of the next record poll() will return for tp (resolving auto.offset.reset).
+  result<offset> position(const topic_partition& tp) {
+    auto* s = find(tp);
+    if (!s) return not_assigned(tp);
+    BROOK_TRY(ensure_position(tp, *s));
+    return *s->position;
+  }
+
+  void pause(const std::vector<topic_partition>& tps) {
+    for (const auto& tp : tps)
+      if (auto* s = find(tp)) s->paused = true;
+  }
+  void resume(const std::vector<topic_partition>& tps) {
+    for (const auto& tp : tps)
+      if (auto* s = find(tp)) s->paused = false;
+  }
+  std::vector<topic_partition> paused() const {
+    std::vector<topic_partition> out;
+    for (const auto& [tp, s] : parts_)
+      if (s.paused) out.push_back(tp);
+    return out;
+  }
+
+  /// Kafka's offsetsForTimes: per partition, the first offset whose timestamp is >= the
+  /// given time (below the high watermark), or nullopt when there is none.
+  result<std::map<topic_partition, std::optional<timestamp_offset>>> offsets_for_times(
+      const std::map<topic_partition, timestamp_ms>& query) {
+    std::map<topic_partition, std::optional<timestamp_offset>> out;
+    for (const auto& [tp, ts] : query) {
+      auto p = dd_.get_partition(tp.topic, tp.partition);
+      if (!p) return p.error();
+      auto r = (*p)->log().offset_for_timestamp(ts, (*p)->high_watermark());
+      if (!r) return r.error();
+      out[tp] = *r;
+    }
+    return out;
+  }
+  /// Log start offsets (Kafka's beginningOffsets) and high watermarks (endOffsets).
+  result<std::map<topic_partition, offset>> beginning_offsets(const std::vector<topic_partition>& tps) {
+    return offsets_of(tps, [](const partition& p) { return p.log_start_offset(); });
+  }
+  result<std::map<topic_partition, offset>> end_offsets(const std::vector<topic_partition>& tps) {
+    return offsets_of(tps, [](const partition& p) { return p.high_watermark(); });
+  }
+
+  /// Fetches records; see the header comment. Errors: offset_out_of_range (reset policy
+  /// none), corrupt_message (a damaged batch, with file and byte), wakeup.
+  result<consumer_records> poll(std::chrono::milliseconds timeout) {
+    using clock = std::chrono::steady_clock;
+    const auto poll_deadline = clock::now() + timeout;
+    auto fetch_deadline = clock::now() + cfg_.fetch_max_wait;
+    consumer_records out;
+    std::size_t bytes = 0;
+    for (;;) {
+      if (wakeup_.exchange(false, std::memory_order_acq_rel))
+        return make_error(errc::wakeup, "poll() interrupted by wakeup()");
+      const std::uint64_t seen = dd_.notifier().sequence();
+      auto r = fetch_into(out, bytes);
+      if (!r) return r.error();
+      const auto now = clock::now();
+      if (out.size() >= cfg_.max_poll_records || bytes >= std::max<std::size_t>(cfg_.fetch_min_bytes, 1)) return out;
+      if (now >= poll_deadline) return out;
+      if (!out.empty() && now >= fetch_deadline) return out;
+      if (out.empty() && now >= fetch_deadline) fetch_deadline = now + cfg_.fetch_max_wait;  // a new long poll
+      dd_.notifier().wait(seen, std::min(poll_deadline, fetch_deadline));
+    }
+  }
+
+  /// Makes a blocked (or the next) poll() return errc::wakeup. Thread-safe.
+  void wakeup() {
+    wakeup_.store(true, std::memory_order_release);
+    dd_.notifier().notify();
+  }
+
+  const consumer_config& config() const noexcept { return cfg_; }
+
+ private:
+  struct state {
+    std::shared_ptr<partition> part;
+    std::optional<offset> position;
+    bool paused = false;
+  };
+
+  state* find(const topic_partition& tp) {
+    auto it = parts_.find(tp);
+    return it == parts_.end() ? nullptr : &it->second;
+  }
+  static brook::error not_assigned(const topic_partition& tp) {
+    return make_error(errc::invalid_argument, "{}-{} is not assigned to this consumer", tp.topic, tp.partition);
+  }
+
+  template <typename F>
+  result<std::map<topic_partition, offset>> offsets_of(const std::vector<topic_partition>& tps, F f) {
+    std::map<topic_partition, offset> out;
+    for (const auto& tp : tps) {
+      auto p = dd_.get_partition(tp.topic, tp.partition);
+      if (!p) return p.error();
+      out[tp] = f(**p);
+    }
+    return out;
+  }
+
+  /// Gives a partition without a position (or with one outside the log) a position from
+  /// auto.offset.reset.
+  result<void> ensure_position(const topic_partition& tp, state& s, bool out_of_range = false) {
+    if (s.position && !out_of_range) return ok();
+    switch (cfg_.auto_offset_reset) {
+      case offset_reset::earliest: s.position = s.part->log_start_offset(); return ok();
+      case offset_reset::latest: s.position = s.part->high_watermark(); return ok();
+      case offset_reset::none: break;
+    }
+    if (out_of_range)
+      return make_error(errc::offset_out_of_range,
+                        "{}-{}: position {} is outside [{}, {}] and auto.offset.reset is none", tp.topic, tp.partition,
+                        *s.position, s.part->log_start_offset(), s.part->high_watermark());
+    return make_error(errc::offset_out_of_range, "{}-{}: no position and auto.offset.reset is none", tp.topic,
+                      tp.partition);
+  }
+
+  /// One pass over the assigned partitions, adding what is available to `out`.
+  result<void> fetch_into(consumer_records& out, std::size_t& bytes) {
+    if (parts_.empty()) return ok();
+    const std::size_t n = parts_.size();
+    auto it = parts_.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(rotate_++ % n));
+    batch_check check{cfg_.check_crcs, true};
+    for (std::size_t k = 0; k < n; ++k, ++it) {
+      if (it == parts_.end()) it = parts_.begin();
+      if (out.size() >= cfg_.max_poll_records || bytes >= cfg_.fetch_max_bytes) break;
+      const topic_partition& tp = it->first;
+      state& s = it->second;
+      if (s.paused) continue;
+      BROOK_TRY(ensure_position(tp, s));
+      read_options ro;
+      ro.max_bytes = std::min(cfg_.max_partition_fetch_bytes, std::max<std::size_t>(cfg_.fetch_max_bytes - bytes, 1));
+      auto slice = s.part->read(*s.position, ro);
+      if (!slice && slice.error() == errc::offset_out_of_range) {
+        BROOK_TRY(ensure_position(tp, s, /*out_of_range=*/true));
+        slice = s.part->read(*s.position, ro);
+      }
+      if (!slice) return slice.error();
+      if (slice->empty()) continue;
+      const std::string* topic = out.intern(tp.topic);
+      offset next = *s.position;
+      const std::size_t room = cfg_.max_poll_records - out.size();
+      std::size_t taken = 0;
+      auto r = slice->for_each_record(
+          [&](const record_view& v) {
+            out.add(consumer_record(topic, tp.partition, v));
+            next = v.offset() + 1;
+            return ++taken < room;
+          },
+          check);
+      if (!r) return r.error();
+      // Control batches and compacted gaps hold no records: move past them too.
+      if (taken < room) next = std::max(next, slice->next_offset());
+      bytes += slice->size_bytes();
+      s.position = next;
+      out.keep(std::move(*slice));
+    }
+    return ok();
+  }
+
+  data_dir& dd_;
+  consumer_config cfg_;
+  std::map<topic_partition, state> parts_;
+  std::size_t rotate_ = 0;
+  std::atomic<bool> wakeup_{false};
+};
+
+}  // namespace brook

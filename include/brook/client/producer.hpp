@@ -1,0 +1,387 @@
+// The producer: Kafka's KafkaProducer, in-process. send() picks a partition (keyed
+// records by murmur2, others by the configured partitioner), adds the record to that
+// partition's open batch in the accumulator, and returns at once; a sender thread owned
+// by the producer appends closed batches to the partitions' logs and completes each
+// record's callback or future with (topic, partition, offset, timestamp) or an error.
+//
+// A batch closes when the next record would take it past batch.size, when it has been
+// open for linger.ms, on flush(), or on close(). With linger.ms = 0 a batch closes as soon
+// as the sender thread is free, so records sent while it is busy still share batches. buffer.memory bounds the bytes held in
+// batches not yet appended; a send() that would exceed it blocks up to max.block.ms and
+// then fails with errc::timeout. A record larger than max.request.size fails with
+// record_too_large without being queued.
+//
+// Errors are never swallowed: every send() completes its callback or future exactly
+// once, with the record's metadata or the error. Callbacks run on the sender thread (or,
+// for errors found in send(), on the calling thread), never while a producer lock is
+// held, so a callback may call send() again.
+//
+// acks: with one replica, acks=1 and acks=all complete after the append; acks=0
+// completes after the append too but reports offset -1, as Kafka's producer does.
+//
+// Thread-safety: send(), flush() and close() may be called from any number of threads.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/client/partitioner.hpp>
+#include <brook/error.hpp>
+#include <brook/format/record_batch_builder.hpp>
+#include <brook/storage/data_dir.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+/// A record to send. The bytes are borrowed for the duration of send() only: send() copies them.
+struct producer_record {
+  std::string topic;
+  std::optional<partition_id> partition;  ///< explicit partition; else the partitioner decides
+  nullable_bytes key;
+  nullable_bytes value;
+  std::span<const record_header> headers;
+  std::optional<timestamp_ms> timestamp;  ///< CreateTime; default: the producer's clock at send()
+};
+
+/// Where a record landed.
+struct record_metadata {
+  std::string topic;
+  partition_id partition{0};
+  brook::offset offset{-1};       ///< -1 with acks=0
+  timestamp_ms timestamp = -1;    ///< CreateTime, or the log's append time for LogAppendTime topics
+};
+
+using send_callback = std::function<void(const result<record_metadata>&)>;
+
+enum class acks_mode : std::int8_t { none = 0, leader = 1, all = -1 };
+
+struct producer_config {
+  /// acks: 0 (none), 1 (leader), all (-1). Default all (Kafka 3.0+).
+  acks_mode acks = acks_mode::all;
+  /// batch.size: bytes of records per partition batch. Default 16384.
+  std::size_t batch_size = 16384;
+  /// linger.ms: how long an open batch waits for more records. Default 5 (Kafka 4.0).
+  std::chrono::milliseconds linger{5};
+  /// buffer.memory: bytes of records held in batches not yet appended. Default 32 MiB.
+  std::size_t buffer_memory = 32 * 1024 * 1024;
+  /// max.block.ms: how long send() blocks for buffer space. Default 60000.
+  std::chrono::milliseconds max_block{60000};
+  /// max.request.size: the largest record (as a one-record batch) accepted. Default 1 MiB.
+  std::size_t max_request_size = 1024 * 1024;
+  /// partitioner.class: null = default_partitioner (murmur2 for keys, sticky otherwise).
+  std::shared_ptr<brook::partitioner> partitioner;
+};
+
+class producer {
+ public:
+  producer(data_dir& dd, producer_config cfg = {}) : dd_(dd), cfg_(std::move(cfg)) {
+    if (!cfg_.partitioner) cfg_.partitioner = std::make_shared<default_partitioner>();
+    sender_ = std::thread([this] { run_sender(); });
+  }
+  producer(const producer&) = delete;
+  producer& operator=(const producer&) = delete;
+  ~producer() { (void)close(); }
+
+  /// Sends a record; `cb` is called exactly once with the result. See the header comment.
+  void send(const producer_record& rec, send_callback cb) {
+    auto e = enqueue(rec, std::move(cb));
+    if (!e) finish_now(e.error(), std::move(*e.error_cb));
+  }
+
+  /// Sends a record; the future yields its metadata or error.
+  std::future<result<record_metadata>> send(const producer_record& rec) {
+    auto p = std::make_shared<std::promise<result<record_metadata>>>();
+    auto f = p->get_future();
+    send(rec, [p](const result<record_metadata>& r) { p->set_value(r); });
+    return f;
+  }
+
+  /// Closes every open batch and waits until everything sent before this call completed.
+  result<void> flush() {
+    std::unique_lock lk(mu_);
+    close_all_open_locked();
+    const std::uint64_t target = enqueued_seq_;
+    cv_.notify_all();
+    // Done when no unfinished batch holds a record sent before this call.
+    done_cv_.wait(lk, [&] { return incomplete_.empty() || *incomplete_.begin() > target; });
+    return ok();
+  }
+
+  /// Flushes and stops the sender thread. Later sends fail with errc::closed.
+  result<void> close() {
+    {
+      std::unique_lock lk(mu_);
+      if (closed_) return ok();
+      closing_ = true;
+    }
+    auto r = flush();
+    {
+      std::lock_guard lk(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+    if (sender_.joinable()) sender_.join();
+    return r;
+  }
+
+  const producer_config& config() const noexcept { return cfg_; }
+
+ private:
+  struct pending {
+    send_callback cb;
+    timestamp_ms ts;
+  };
+  struct batch {
+    std::shared_ptr<partition> part;
+    record_batch_builder builder;
+    std::vector<pending> records;
+    std::chrono::steady_clock::time_point deadline;
+    std::size_t reserved = 0;  // bytes counted against buffer.memory
+    std::uint64_t first_seq = 0;  // send() sequence number of the first record
+  };
+  struct topic_cache {
+    std::uint64_t version = ~0ull;
+    std::vector<std::shared_ptr<partition>> parts;
+  };
+  struct enqueue_result {
+    bool ok_ = true;
+    brook::error err;
+    std::optional<send_callback> error_cb;
+    explicit operator bool() const { return ok_; }
+    const brook::error& error() const { return err; }
+  };
+
+  static enqueue_result fail(brook::error e, send_callback cb) {
+    enqueue_result r;
+    r.ok_ = false;
+    r.err = std::move(e);
+    r.error_cb = std::move(cb);
+    return r;
+  }
+
+  void finish_now(const brook::error& e, send_callback cb) {
+    if (cb) cb(result<record_metadata>(e));
+  }
+
+  /// The topic's partitions, re-read when the data directory's metadata changed.
+  result<std::vector<std::shared_ptr<partition>>*> partitions_of(const std::string& topic) {
+    auto& tc = topics_[topic];
+    const std::uint64_t v = dd_.metadata_version();
+    if (tc.version != v) {
+      auto n = dd_.partition_count(topic);
+      if (!n) return n.error();
+      std::vector<std::shared_ptr<partition>> parts;
+      for (std::int32_t i = 0; i < *n; ++i) {
+        auto p = dd_.get_partition(topic, partition_id(i));
+        if (!p) return p.error();
+        parts.push_back(std::move(*p));
+      }
+      tc.parts = std::move(parts);
+      tc.version = v;
+    }
+    return &tc.parts;
+  }
+
+  enqueue_result enqueue(const producer_record& rec, send_callback cb) {
+    const timestamp_ms ts = rec.timestamp.value_or(dd_.clock()->now_ms());
+    const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
+    if (rsize + batch_layout::header_size > cfg_.max_request_size)
+      return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
+                             rsize + batch_layout::header_size, cfg_.max_request_size),
+                  std::move(cb));
+    std::unique_lock lk(mu_);
+    if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+    auto parts = partitions_of(rec.topic);
+    if (!parts) return fail(parts.error(), std::move(cb));
+    const auto n = static_cast<std::int32_t>((*parts)->size());
+    partition_id pid{0};
+    if (rec.partition) {
+      pid = *rec.partition;
+      if (pid.value() < 0 || pid.value() >= n)
+        return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid),
+                    std::move(cb));
+    } else {
+      lk.unlock();  // a host partitioner may be slow; it is thread-safe
+      pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
+      lk.lock();
+      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+      parts = partitions_of(rec.topic);
+      if (!parts) return fail(parts.error(), std::move(cb));
+      if (pid.value() < 0 || pid.value() >= static_cast<std::int32_t>((*parts)->size()))
+        return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
+                               (*parts)->size(), rec.topic),
+                    std::move(cb));
+    }
+    // buffer.memory back-pressure.
+    const std::size_t need = rsize + batch_layout::header_size;
+    if (buffered_ + need > cfg_.buffer_memory) {
+      auto deadline = std::chrono::steady_clock::now() + cfg_.max_block;
+      cv_.notify_all();  // let the sender drain
+      bool got = space_cv_.wait_until(lk, deadline, [&] {
+        return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_;
+      });
+      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+      if (!got)
+        return fail(make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
+                               need, cfg_.max_block.count(), cfg_.buffer_memory),
+                    std::move(cb));
+      parts = partitions_of(rec.topic);
+      if (!parts || pid.value() >= static_cast<std::int32_t>((*parts)->size()))
+        return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
+                    std::move(cb));
+    }
+    auto key = std::make_pair(rec.topic, pid.value());
+    auto& open = open_[key];
+    bool switched = false;
+    if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) {
+      close_batch_locked(open);
+      switched = true;
+    }
+    if (!open) {
+      open = new_batch_locked((**parts)[static_cast<std::size_t>(pid.value())]);
+    }
+    open->builder.append(ts, rec.key, rec.value, rec.headers);
+    open->records.push_back({std::move(cb), ts});
+    open->reserved += need;
+    buffered_ += need;
+    ++enqueued_seq_;
+    if (open->records.size() == 1) {
+      open->first_seq = enqueued_seq_;
+      incomplete_.insert(enqueued_seq_);
+    }
+    if (open->builder.size_bytes() >= cfg_.batch_size) {
+      close_batch_locked(open);
+      switched = true;
+    }
+    lk.unlock();
+    if (switched && !rec.partition) cfg_.partitioner->on_new_batch(rec.topic, n, pid);
+    return {};
+  }
+
+  std::unique_ptr<batch> new_batch_locked(std::shared_ptr<partition> part) {
+    std::unique_ptr<batch> b;
+    if (!spare_.empty()) {
+      b = std::move(spare_.back());
+      spare_.pop_back();
+      b->builder.reset();
+      b->records.clear();
+      b->reserved = 0;
+    } else {
+      b = std::make_unique<batch>();
+    }
+    b->part = std::move(part);
+    b->deadline = std::chrono::steady_clock::now() + cfg_.linger;
+    if (!has_deadline_ || b->deadline < next_deadline_) {
+      next_deadline_ = b->deadline;
+      has_deadline_ = true;
+      cv_.notify_all();
+    }
+    return b;
+  }
+
+  void close_batch_locked(std::unique_ptr<batch>& b) {
+    ready_.push_back(std::move(b));
+    cv_.notify_all();
+  }
+
+  void close_all_open_locked() {
+    for (auto& [_, b] : open_)
+      if (b) close_batch_locked(b);
+  }
+
+  void run_sender() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      // Close batches whose linger expired.
+      auto now = std::chrono::steady_clock::now();
+      has_deadline_ = false;
+      for (auto& [_, b] : open_) {
+        if (!b) continue;
+        if (b->deadline <= now) close_batch_locked(b);
+        else if (!has_deadline_ || b->deadline < next_deadline_) {
+          next_deadline_ = b->deadline;
+          has_deadline_ = true;
+        }
+      }
+      if (ready_.empty()) {
+        if (closed_) return;
+        if (has_deadline_) cv_.wait_until(lk, next_deadline_);
+        else cv_.wait(lk);
+        continue;
+      }
+      std::deque<std::unique_ptr<batch>> work;
+      work.swap(ready_);
+      lk.unlock();
+      for (auto& b : work) append_and_complete(*b);
+      lk.lock();
+      for (auto& b : work) {
+        buffered_ -= b->reserved;
+        incomplete_.erase(incomplete_.find(b->first_seq));
+        b->part.reset();
+        b->records.clear();
+        if (spare_.size() < 16) spare_.push_back(std::move(b));
+      }
+      space_cv_.notify_all();
+      done_cv_.notify_all();
+    }
+  }
+
+  /// Appends one batch and completes its records' callbacks. Runs on the sender thread
+  /// without the producer lock.
+  void append_and_complete(batch& b) {
+    auto bytes = b.builder.finish();
+    auto r = b.part->append(bytes);
+    const std::string& topic = b.part->topic();
+    for (std::size_t i = 0; i < b.records.size(); ++i) {
+      auto& p = b.records[i];
+      if (!p.cb) continue;
+      if (!r) {
+        p.cb(result<record_metadata>(r.error()));
+        continue;
+      }
+      record_metadata md;
+      md.topic = topic;
+      md.partition = b.part->id();
+      md.offset = cfg_.acks == acks_mode::none ? offset(-1) : r->base_offset + static_cast<std::int64_t>(i);
+      md.timestamp = r->log_append_time >= 0 ? r->log_append_time : p.ts;
+      p.cb(result<record_metadata>(std::move(md)));
+    }
+  }
+
+  data_dir& dd_;
+  producer_config cfg_;
+  std::mutex mu_;
+  std::condition_variable cv_;        // sender: work or a deadline
+  std::condition_variable space_cv_;  // send(): buffer space
+  std::condition_variable done_cv_;   // flush(): completions
+  std::map<std::string, topic_cache> topics_;
+  std::map<std::pair<std::string, std::int32_t>, std::unique_ptr<batch>> open_;
+  std::deque<std::unique_ptr<batch>> ready_;
+  std::vector<std::unique_ptr<batch>> spare_;
+  std::size_t buffered_ = 0;
+  std::uint64_t enqueued_seq_ = 0;
+  std::multiset<std::uint64_t> incomplete_;  // first_seq of every batch not yet completed
+  std::chrono::steady_clock::time_point next_deadline_{};
+  bool has_deadline_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  std::thread sender_;
+};
+
+}  // namespace brook

@@ -1,0 +1,152 @@
+// Topic names and per-topic settings, and how a data directory persists them.
+//
+// Names follow Kafka's Topic.validate: 1..249 characters from [a-zA-Z0-9._-], not "."
+// or "..". Such a name can never reach outside the data directory.
+//
+// A topic's settings are its partition count plus overrides of log_config, named as
+// Kafka's topic configs are (segment.bytes, retention.ms, ...). A data directory keeps
+// all of them in one text file, `topic-configs`, rewritten atomically:
+//
+//   0                                   <- version
+//   orders partitions=3                 <- one line per topic: name, then key=value pairs
+//   orders retention.ms=86400000
+//   audit partitions=1
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/error.hpp>
+#include <brook/storage/log_config.hpp>
+
+namespace brook {
+
+inline constexpr std::size_t max_topic_name_length = 249;
+
+/// invalid_topic unless `name` is a legal Kafka topic name.
+inline result<void> validate_topic_name(std::string_view name) {
+  if (name.empty()) return make_error(errc::invalid_topic, "topic name is empty");
+  if (name == "." || name == "..") return make_error(errc::invalid_topic, "topic name cannot be '{}'", name);
+  if (name.size() > max_topic_name_length)
+    return make_error(errc::invalid_topic, "topic name is {} characters; the maximum is {}", name.size(),
+                      max_topic_name_length);
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-';
+    if (!ok)
+      return make_error(errc::invalid_topic, "topic name '{}' has the character '{}'; only [a-zA-Z0-9._-] are legal",
+                        name, c);
+  }
+  return ok();
+}
+
+/// A topic's partition count and its log_config overrides (Kafka names -> values as text).
+struct topic_config {
+  std::int32_t partitions = 1;
+  std::map<std::string, std::string> overrides;
+
+  /// The names overrides may use.
+  static const std::vector<std::string>& known_keys() {
+    static const std::vector<std::string> keys = {
+        "segment.bytes",  "segment.ms",      "segment.index.bytes", "index.interval.bytes",  "max.message.bytes",
+        "retention.ms",   "retention.bytes", "flush.messages",      "flush.ms",              "message.timestamp.type"};
+    return keys;
+  }
+
+  /// Applies the overrides on top of `base`. invalid_config names a bad key or value.
+  result<log_config> apply(log_config base) const {
+    for (const auto& [k, v] : overrides) {
+      if (k == "message.timestamp.type") {
+        if (v == "CreateTime") base.message_timestamp_type = timestamp_type::create_time;
+        else if (v == "LogAppendTime") base.message_timestamp_type = timestamp_type::log_append_time;
+        else return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime", v);
+        continue;
+      }
+      std::int64_t n = 0;
+      auto [p, e] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (e != std::errc() || p != v.data() + v.size())
+        return make_error(errc::invalid_config, "{}='{}' is not an integer", k, v);
+      auto unsigned_of = [&](auto& field) -> result<void> {
+        if (n < 0) return make_error(errc::invalid_config, "{}={} is negative", k, n);
+        field = static_cast<std::remove_reference_t<decltype(field)>>(n);
+        return ok();
+      };
+      if (k == "segment.bytes") BROOK_TRY(unsigned_of(base.segment_bytes));
+      else if (k == "segment.ms") base.segment_ms = n;
+      else if (k == "segment.index.bytes") BROOK_TRY(unsigned_of(base.segment_index_bytes));
+      else if (k == "index.interval.bytes") BROOK_TRY(unsigned_of(base.index_interval_bytes));
+      else if (k == "max.message.bytes") BROOK_TRY(unsigned_of(base.max_message_bytes));
+      else if (k == "retention.ms") base.retention_ms = n;
+      else if (k == "retention.bytes") base.retention_bytes = n;
+      else if (k == "flush.messages") base.flush_messages = n;
+      else if (k == "flush.ms") base.flush_ms = n;
+      else return make_error(errc::invalid_config, "unknown topic config '{}'", k);
+    }
+    BROOK_TRY(base.validate());
+    return base;
+  }
+};
+
+namespace detail {
+
+/// Text of the topic-configs file for `topics`.
+inline std::string format_topic_configs(const std::map<std::string, topic_config>& topics) {
+  std::string out = "0\n";
+  for (const auto& [name, tc] : topics) {
+    out += fmt::format("{} partitions={}\n", name, tc.partitions);
+    for (const auto& [k, v] : tc.overrides) out += fmt::format("{} {}={}\n", name, k, v);
+  }
+  return out;
+}
+
+/// Parses the topic-configs file text; `where` names the file in errors.
+inline result<std::map<std::string, topic_config>> parse_topic_configs(std::string_view text, std::string_view where) {
+  std::map<std::string, topic_config> out;
+  std::size_t lineno = 0;
+  bool version_seen = false;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++lineno;
+    if (line.empty()) continue;
+    if (!version_seen) {
+      if (line != "0") return make_error(errc::kafka_storage_error, "{} line {}: unsupported version '{}'", where, lineno, line);
+      version_seen = true;
+      continue;
+    }
+    auto sp = line.find(' ');
+    auto eq = line.find('=', sp == std::string_view::npos ? 0 : sp);
+    if (sp == std::string_view::npos || eq == std::string_view::npos)
+      return make_error(errc::kafka_storage_error, "{} line {}: expected '<topic> <key>=<value>'", where, lineno);
+    std::string topic(line.substr(0, sp));
+    std::string key(line.substr(sp + 1, eq - sp - 1));
+    std::string value(line.substr(eq + 1));
+    if (auto v = validate_topic_name(topic); !v)
+      return make_error(errc::kafka_storage_error, "{} line {}: {}", where, lineno, v.error().message());
+    auto& tc = out[topic];
+    if (key == "partitions") {
+      std::int32_t n = 0;
+      auto [p, e] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (e != std::errc() || p != value.data() + value.size() || n < 1)
+        return make_error(errc::kafka_storage_error, "{} line {}: bad partition count '{}'", where, lineno, value);
+      tc.partitions = n;
+    } else {
+      tc.overrides[key] = value;
+    }
+  }
+  if (!version_seen && !out.empty()) return make_error(errc::kafka_storage_error, "{}: missing version line", where);
+  return out;
+}
+
+}  // namespace detail
+}  // namespace brook
