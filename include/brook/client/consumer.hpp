@@ -161,9 +161,9 @@ class consumer {
   /// Fetches records; see the header comment. Errors: offset_out_of_range (reset policy
   /// none), corrupt_message (a damaged batch, with file and byte), wakeup.
   result<consumer_records> poll(std::chrono::milliseconds timeout) {
-    using clock = std::chrono::steady_clock;
-    const auto poll_deadline = clock::now() + timeout;
-    auto fetch_deadline = clock::now() + cfg_.fetch_max_wait;
+    using steady = std::chrono::steady_clock;
+    const auto poll_deadline = steady::now() + timeout;
+    auto fetch_deadline = steady::now() + cfg_.fetch_max_wait;
     consumer_records out;
     std::size_t bytes = 0;
     for (;;) {
@@ -172,7 +172,7 @@ class consumer {
       const std::uint64_t seen = dd_.notifier().sequence();
       auto r = fetch_into(out, bytes);
       if (!r) return r.error();
-      const auto now = clock::now();
+      const auto now = steady::now();
       if (out.size() >= cfg_.max_poll_records || bytes >= std::max<std::size_t>(cfg_.fetch_min_bytes, 1)) return out;
       if (now >= poll_deadline) return out;
       if (!out.empty() && now >= fetch_deadline) return out;

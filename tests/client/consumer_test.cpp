@@ -1,0 +1,278 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <thread>
+
+#include <brook/client/consumer.hpp>
+#include <brook/client/producer.hpp>
+
+#include "support/log_builders.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+using brook::test::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+struct fixture {
+  temp_dir t;
+  std::unique_ptr<data_dir> dd;
+  explicit fixture(int partitions = 2, topic_config tc = {}) {
+    data_dir_options o;
+    o.defaults.clock = clock;
+    auto r = data_dir::open(t.path(), o);
+    REQUIRE(r);
+    dd = std::move(*r);
+    tc.partitions = partitions;
+    REQUIRE(dd->create_topic("t", tc));
+  }
+  std::shared_ptr<manual_clock> clock = std::make_shared<manual_clock>(1'000'000);
+  /// Appends n records (values "<p>:<i>") to partition p directly.
+  void fill(int p, int n, timestamp_ms ts = 1000) {
+    auto part = *dd->get_partition("t", partition_id(p));
+    record_batch_builder b;
+    for (int i = 0; i < n; ++i) {
+      b.reset();
+      std::string v = std::to_string(p) + ":" + std::to_string(i);
+      b.append(ts + i, "k", v);
+      REQUIRE(part->append(b.finish()));
+    }
+  }
+  consumer make(consumer_config cc = {}) { return consumer(*dd, cc); }
+};
+topic_partition tp(int p) { return {"t", partition_id(p)}; }
+consumer_config earliest() {
+  consumer_config cc;
+  cc.auto_offset_reset = offset_reset::earliest;
+  cc.fetch_max_wait = 0ms;
+  return cc;
+}
+std::vector<owned_record> drain(consumer& c, std::size_t want) {
+  std::vector<owned_record> out;
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    auto r = c.poll(100ms);
+    REQUIRE(r);
+    for (const auto& rec : *r) out.push_back(rec.to_owned());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("poll returns every record once, per partition in offset order", "[client][consumer]") {
+  fixture f(3);
+  for (int p = 0; p < 3; ++p) f.fill(p, 100 + p);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0), tp(1), tp(2)}));
+  auto all = drain(c, 303);
+  REQUIRE(all.size() == 303);
+  std::map<int, std::int64_t> next;
+  for (const auto& r : all) {
+    CHECK(r.offset.value() == next[r.partition.value()]++);
+    CHECK(*r.value == std::to_string(r.partition.value()) + ":" + std::to_string(r.offset.value()));
+    CHECK(r.topic == "t");
+  }
+  CHECK(*c.position(tp(2)) == offset(102));
+  auto more = c.poll(0ms);
+  REQUIRE(more);
+  CHECK(more->empty());
+}
+
+TEST_CASE("max.poll.records bounds a poll and nothing is skipped", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 50);
+  auto cc = earliest();
+  cc.max_poll_records = 7;
+  consumer c(*f.dd, cc);
+  REQUIRE(c.assign({tp(0)}));
+  std::int64_t expect = 0;
+  for (int i = 0; i < 8; ++i) {
+    auto r = c.poll(0ms);
+    REQUIRE(r);
+    CHECK(r->size() == (i < 7 ? 7u : 1u));
+    for (const auto& rec : *r) CHECK(rec.offset() == offset(expect++));
+  }
+  CHECK(expect == 50);
+}
+
+TEST_CASE("auto.offset.reset: earliest, latest, none", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 10);
+  SECTION("latest starts at the high watermark") {
+    consumer_config cc;
+    cc.fetch_max_wait = 0ms;
+    consumer c(*f.dd, cc);
+    REQUIRE(c.assign({tp(0)}));
+    CHECK(*c.position(tp(0)) == offset(10));
+    f.fill(0, 3);
+    auto r = drain(c, 3);
+    REQUIRE(r.size() == 3);
+    CHECK(r[0].offset == offset(10));
+  }
+  SECTION("none has no position to start from") {
+    consumer_config cc;
+    cc.auto_offset_reset = offset_reset::none;
+    consumer c(*f.dd, cc);
+    REQUIRE(c.assign({tp(0)}));
+    auto r = c.poll(0ms);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::offset_out_of_range);
+    REQUIRE(c.seek(tp(0), offset(4)));
+    auto ok = c.poll(0ms);
+    REQUIRE(ok);
+    CHECK(ok->size() == 6);
+  }
+}
+
+TEST_CASE("a position below the log start resets by policy or fails, never reads garbage", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 30);
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  SECTION("earliest") {
+    consumer c(*f.dd, earliest());
+    REQUIRE(c.assign({tp(0)}));
+    REQUIRE(c.seek(tp(0), offset(2)));
+    REQUIRE(part->log().delete_records_before(offset(20)));
+    auto r = c.poll(0ms);
+    REQUIRE(r);
+    REQUIRE_FALSE(r->empty());
+    CHECK((*r)[0].offset() == offset(20));
+  }
+  SECTION("none") {
+    consumer_config cc;
+    cc.auto_offset_reset = offset_reset::none;
+    consumer c(*f.dd, cc);
+    REQUIRE(c.assign({tp(0)}));
+    REQUIRE(c.seek(tp(0), offset(2)));
+    REQUIRE(part->log().delete_records_before(offset(20)));
+    auto r = c.poll(0ms);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::offset_out_of_range);
+  }
+}
+
+TEST_CASE("reads stop at the high watermark", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 10);
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  // Append below the partition (as a follower would), without moving the high watermark.
+  auto b = test::make_batch(5);
+  REQUIRE(part->log().append(b));
+  CHECK(part->log_end_offset() == offset(15));
+  CHECK(part->high_watermark() == offset(10));
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  auto r = drain(c, 10);
+  CHECK(r.size() == 10);
+  auto more = c.poll(0ms);
+  REQUIRE(more);
+  CHECK(more->empty());
+  part->advance_high_watermark(offset(15));
+  CHECK(drain(c, 5).size() == 5);
+}
+
+TEST_CASE("seek, pause/resume, beginning/end offsets, offsets_for_times", "[client][consumer]") {
+  fixture f(2);
+  f.fill(0, 20, 5000);
+  f.fill(1, 10, 9000);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0), tp(1)}));
+  c.pause({tp(0)});
+  CHECK(c.paused() == std::vector<topic_partition>{tp(0)});
+  auto r = drain(c, 10);
+  for (const auto& rec : r) CHECK(rec.partition == partition_id(1));
+  c.resume({tp(0)});
+  REQUIRE(c.seek(tp(0), offset(15)));
+  auto r0 = drain(c, 5);
+  REQUIRE(r0.size() == 5);
+  CHECK(r0[0].offset == offset(15));
+  REQUIRE(c.seek_to_beginning({tp(1)}));
+  CHECK(*c.position(tp(1)) == offset(0));
+  REQUIRE(c.seek_to_end({tp(1)}));
+  CHECK(*c.position(tp(1)) == offset(10));
+  auto ends = c.end_offsets({tp(0), tp(1)});
+  REQUIRE(ends);
+  CHECK(ends->at(tp(0)) == offset(20));
+  auto t = c.offsets_for_times({{tp(0), 5007}, {tp(1), 99999}});
+  REQUIRE(t);
+  REQUIRE(t->at(tp(0)));
+  CHECK(t->at(tp(0))->off == offset(7));
+  CHECK_FALSE(t->at(tp(1)));
+  auto bad = c.seek(tp(5), offset(0));
+  REQUIRE_FALSE(bad);
+  auto unknown = c.assign({{"nope", partition_id(0)}});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error() == errc::unknown_topic_or_partition);
+  CHECK(c.assignment().size() == 2);  // a failed assign changes nothing
+}
+
+TEST_CASE("records stay valid after the segments behind them are deleted", "[client][consumer]") {
+  topic_config tc;
+  tc.overrides = {{"segment.bytes", "1024"}, {"segment.index.bytes", "1024"}};
+  fixture f(1, tc);
+  f.fill(0, 60);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  auto r = c.poll(0ms);
+  REQUIRE(r);
+  REQUIRE_FALSE(r->empty());
+  std::vector<std::string> before;
+  for (const auto& rec : *r) before.push_back(rec.value().to_string());
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  REQUIRE(part->log().delete_records_before(offset(59)));
+  REQUIRE(part->log().segments().size() == 1);
+  std::size_t i = 0;
+  for (const auto& rec : *r) CHECK(rec.value().to_string() == before[i++]);
+}
+
+TEST_CASE("long poll: fetch.min.bytes waits for data; wakeup interrupts", "[client][consumer]") {
+  fixture f(1);
+  consumer_config cc = earliest();
+  cc.fetch_max_wait = 60s;
+  consumer c(*f.dd, cc);
+  REQUIRE(c.assign({tp(0)}));
+  SECTION("an append wakes the poll") {
+    std::thread w([&] { f.fill(0, 1); });
+    auto r = c.poll(60s);
+    w.join();
+    REQUIRE(r);
+    CHECK(r->size() == 1);
+  }
+  SECTION("wakeup from another thread") {
+    std::thread w([&] { c.wakeup(); });
+    auto r = c.poll(60s);
+    w.join();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::wakeup);
+    auto again = c.poll(0ms);  // the wakeup is consumed
+    REQUIRE(again);
+  }
+  SECTION("fetch.min.bytes larger than what arrives: returns at the poll timeout with what there is") {
+    consumer_config big = earliest();
+    big.fetch_min_bytes = 1 << 20;
+    big.fetch_max_wait = 60s;
+    consumer c2(*f.dd, big);
+    REQUIRE(c2.assign({tp(0)}));
+    f.fill(0, 2);
+    auto r = c2.poll(20ms);
+    REQUIRE(r);
+    CHECK(r->size() == 2);
+  }
+}
+
+TEST_CASE("a damaged batch is corrupt_message from poll, with its file and byte", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 5);
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  auto path = part->log().segments().front().path;
+  {
+    std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(80);
+    io.put('\x7f');
+  }
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  auto r = c.poll(0ms);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::corrupt_message);
+  CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte"));
+}

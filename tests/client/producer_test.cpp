@@ -1,0 +1,219 @@
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <brook/client/producer.hpp>
+
+#include "support/log_builders.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+using brook::test::temp_dir;
+
+namespace {
+std::unique_ptr<data_dir> make_dd(const fs::path& p, int partitions = 4, std::string topic = "t") {
+  auto dd = data_dir::open(p);
+  REQUIRE(dd);
+  topic_config tc;
+  tc.partitions = partitions;
+  REQUIRE((*dd)->create_topic(topic, tc));
+  return std::move(*dd);
+}
+std::vector<test::plain_record> read_partition(data_dir& dd, const std::string& topic, int p) {
+  return test::read_all((*dd.get_partition(topic, partition_id(p)))->log());
+}
+}  // namespace
+
+TEST_CASE("keyed records go to murmur2(key) % partitions, in send order", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 5);
+  producer p(*dd);
+  std::vector<std::future<result<record_metadata>>> futs;
+  for (int i = 0; i < 200; ++i) {
+    std::string key = "key-" + std::to_string(i % 17);
+    std::string value = std::to_string(i);
+    futs.push_back(p.send(producer_record{"t", std::nullopt, key, value, {}, 1000 + i}));
+  }
+  REQUIRE(p.flush());
+  std::map<int, std::int64_t> next_offset;
+  for (int i = 0; i < 200; ++i) {
+    auto r = futs[i].get();
+    REQUIRE(r);
+    std::string key = "key-" + std::to_string(i % 17);
+    CHECK(r->partition == partition_for_key(key, 5));
+    CHECK(r->topic == "t");
+    CHECK(r->timestamp == 1000 + i);
+    CHECK(r->offset == offset(next_offset[r->partition.value()]++));  // gapless, in send order
+  }
+  std::size_t total = 0;
+  for (int part = 0; part < 5; ++part) {
+    for (const auto& rec : read_partition(*dd, "t", part)) {
+      CHECK(partition_for_key(rec.key, 5) == partition_id(part));
+      ++total;
+    }
+  }
+  CHECK(total == 200);
+}
+
+TEST_CASE("explicit partitions, callbacks and headers", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 3);
+  producer p(*dd);
+  record_header hs[2] = {{"trace", "abc"}, {"trace", nullable_bytes::null()}};
+  std::atomic<int> ok_count{0};
+  for (int i = 0; i < 10; ++i)
+    p.send(producer_record{"t", partition_id(2), nullable_bytes::null(), "v", hs, std::nullopt},
+           [&](const result<record_metadata>& r) {
+             if (r && r->partition == partition_id(2)) ++ok_count;
+           });
+  REQUIRE(p.flush());
+  CHECK(ok_count == 10);
+  auto s = (*dd->get_partition("t", partition_id(2)))->read(offset(0));
+  REQUIRE(s);
+  std::size_t n = 0;
+  REQUIRE(s->for_each_record([&](const record_view& r) {
+    CHECK(r.key().is_null());
+    std::vector<std::pair<std::string, bool>> got;
+    for (const auto& h : r.headers()) got.emplace_back(std::string(h.key), h.value.is_null());
+    CHECK(got == std::vector<std::pair<std::string, bool>>{{"trace", false}, {"trace", true}});
+    ++n;
+  }));
+  CHECK(n == 10);
+}
+
+TEST_CASE("send errors reach the callback or future, never vanish", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 2);
+  producer_config pc;
+  pc.max_request_size = 1000;
+  producer p(*dd, pc);
+  SECTION("unknown topic") {
+    auto r = p.send(producer_record{"nope", std::nullopt, "k", "v", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::unknown_topic_or_partition);
+  }
+  SECTION("unknown partition") {
+    auto r = p.send(producer_record{"t", partition_id(7), "k", "v", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::unknown_topic_or_partition);
+  }
+  SECTION("record_too_large") {
+    std::string big(2000, 'x');
+    auto r = p.send(producer_record{"t", std::nullopt, "k", big, {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::record_too_large);
+  }
+  SECTION("the log refuses the batch (max.message.bytes of the topic)") {
+    topic_config tc;
+    tc.overrides["max.message.bytes"] = "200";
+    REQUIRE(dd->create_topic("small", tc));
+    std::string v(300, 'y');
+    auto r = p.send(producer_record{"small", std::nullopt, "k", v, {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::record_too_large);
+  }
+  SECTION("after close") {
+    REQUIRE(p.close());
+    auto r = p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::closed);
+  }
+}
+
+TEST_CASE("batches fill to batch.size; linger closes partial ones", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  producer_config pc;
+  pc.batch_size = 1024;
+  pc.linger = std::chrono::milliseconds(60'000);  // only size, flush and close close batches here
+  producer p(*dd, pc);
+  std::vector<std::future<result<record_metadata>>> futs;
+  std::string v(100, 'v');
+  for (int i = 0; i < 50; ++i) futs.push_back(p.send(producer_record{"t", std::nullopt, "k", v, {}, 1}));
+  REQUIRE(p.flush());
+  for (auto& f : futs) REQUIRE(f.get());
+  auto part = *dd->get_partition("t", partition_id(0));
+  auto s = part->log().read(offset(0), read_options{1 << 20, std::nullopt});
+  REQUIRE(s);
+  std::vector<std::size_t> sizes;
+  REQUIRE(s->for_each_batch([&](const record_batch_view& b) { sizes.push_back(b.size_bytes()); }));
+  REQUIRE(sizes.size() > 1);
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+    CHECK(sizes[i] <= 1024);
+    CHECK(sizes[i] > 1024 - 200);  // full: another record would not have fit
+  }
+}
+
+TEST_CASE("acks=0 reports offset -1; sticky null keys stay on one partition per batch", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 4);
+  producer_config pc;
+  pc.acks = acks_mode::none;
+  pc.linger = std::chrono::milliseconds(60'000);
+  pc.partitioner = std::make_shared<default_partitioner>(42);
+  producer p(*dd, pc);
+  std::vector<std::future<result<record_metadata>>> futs;
+  for (int i = 0; i < 20; ++i)
+    futs.push_back(p.send(producer_record{"t", std::nullopt, nullable_bytes::null(), "v", {}, std::nullopt}));
+  REQUIRE(p.flush());
+  std::set<int> parts;
+  for (auto& f : futs) {
+    auto r = f.get();
+    REQUIRE(r);
+    CHECK(r->offset == offset(-1));
+    parts.insert(r->partition.value());
+  }
+  CHECK(parts.size() == 1);  // 20 small records never fill a batch: one sticky partition
+}
+
+TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeout", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  // buffer.memory smaller than two records, and a linger that keeps the first record's
+  // batch open: the second send() cannot get space until something is appended.
+  producer_config pc;
+  pc.buffer_memory = 300;
+  pc.linger = std::chrono::milliseconds(60'000);
+  pc.batch_size = 1 << 20;
+  pc.max_block = std::chrono::milliseconds(50);
+  producer p(*dd, pc);
+  std::string v(150, 'x');
+  auto first = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+  auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+  auto r2 = second.get();  // the open batch holds the first record's bytes: no room
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error() == errc::timeout);
+  REQUIRE(p.flush());
+  REQUIRE(first.get());
+  // Space is back once the batch was appended.
+  auto third = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+  REQUIRE(p.flush());
+  CHECK(third.get());
+}
+
+TEST_CASE("close() drains everything sent from many threads", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 3);
+  std::atomic<int> acked{0};
+  {
+    producer p(*dd);
+    std::vector<std::thread> ts;
+    for (int th = 0; th < 4; ++th)
+      ts.emplace_back([&, th] {
+        for (int i = 0; i < 500; ++i) {
+          std::string k = std::to_string(th * 1000 + i);
+          p.send(producer_record{"t", std::nullopt, k, "v", {}, std::nullopt}, [&](const result<record_metadata>& r) {
+            if (r) ++acked;
+          });
+        }
+      });
+    for (auto& x : ts) x.join();
+    REQUIRE(p.close());
+  }
+  CHECK(acked == 2000);
+  std::size_t total = 0;
+  for (int part = 0; part < 3; ++part) total += read_partition(*dd, "t", part).size();
+  CHECK(total == 2000);
+}

@@ -1,0 +1,201 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include <brook/storage/data_dir.hpp>
+
+#include "support/log_builders.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+using brook::test::temp_dir;
+
+namespace {
+std::unique_ptr<data_dir> open_dd(const fs::path& p, data_dir_options o = {}) {
+  auto r = data_dir::open(p, std::move(o));
+  REQUIRE(r);
+  return std::move(*r);
+}
+topic_config parts(int n) {
+  topic_config tc;
+  tc.partitions = n;
+  return tc;
+}
+}  // namespace
+
+TEST_CASE("topics are created as <topic>-<partition> directories and reloaded", "[storage][data_dir]") {
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    topic_config tc = parts(3);
+    tc.overrides["retention.ms"] = "60000";
+    REQUIRE(dd->create_topic("orders", tc));
+    REQUIRE(dd->create_topic("audit"));
+    CHECK(dd->list_topics() == std::vector<std::string>{"audit", "orders"});
+    for (int p = 0; p < 3; ++p) CHECK(fs::is_directory(t.path() / ("orders-" + std::to_string(p))));
+    CHECK(fs::exists(t.path() / ".lock"));
+    auto again = dd->create_topic("orders", parts(1));
+    REQUIRE_FALSE(again);
+    CHECK(again.error() == errc::topic_already_exists);
+    auto p1 = dd->get_partition("orders", partition_id(1));
+    REQUIRE(p1);
+    auto b = test::make_batch(4);
+    REQUIRE((*p1)->append(b));
+    CHECK((*p1)->high_watermark() == offset(4));
+    CHECK((*p1)->log().config().retention_ms == 60000);
+  }
+  auto dd = open_dd(t.path());
+  auto d = dd->describe_topic("orders");
+  REQUIRE(d);
+  CHECK(d->config.partitions == 3);
+  CHECK(d->config.overrides.at("retention.ms") == "60000");
+  REQUIRE(d->partitions.size() == 3);
+  CHECK(d->partitions[1].log_end == offset(4));
+  CHECK(d->partitions[1].high_watermark == offset(4));
+  CHECK(d->partitions[0].log_end == offset(0));
+}
+
+TEST_CASE("bad topic requests get Kafka's errors", "[storage][data_dir]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  auto bad_name = dd->create_topic("../escape");
+  REQUIRE_FALSE(bad_name);
+  CHECK(bad_name.error() == errc::invalid_topic);
+  CHECK_FALSE(fs::exists(t.path().parent_path() / "escape-0"));
+  auto zero = dd->create_topic("z", parts(0));
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error() == errc::invalid_partitions);
+  topic_config bad_cfg;
+  bad_cfg.overrides["segment.bytes"] = "nope";
+  auto cfg = dd->create_topic("c", bad_cfg);
+  REQUIRE_FALSE(cfg);
+  CHECK(cfg.error() == errc::invalid_config);
+  CHECK(dd->list_topics().empty());
+  auto unknown = dd->get_partition("nope", partition_id(0));
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error() == errc::unknown_topic_or_partition);
+  REQUIRE(dd->create_topic("one"));
+  auto p9 = dd->get_partition("one", partition_id(9));
+  REQUIRE_FALSE(p9);
+  CHECK(p9.error() == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("partitions can be added, topics deleted", "[storage][data_dir]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  REQUIRE(dd->create_topic("t", parts(2)));
+  auto v0 = dd->metadata_version();
+  auto shrink = dd->create_partitions("t", 2);
+  REQUIRE_FALSE(shrink);
+  CHECK(shrink.error() == errc::invalid_partitions);
+  REQUIRE(dd->create_partitions("t", 5));
+  CHECK(dd->metadata_version() > v0);
+  CHECK(*dd->partition_count("t") == 5);
+  CHECK(fs::is_directory(t.path() / "t-4"));
+
+  auto held = dd->get_partition("t", partition_id(0));
+  REQUIRE(held);
+  auto b = test::make_batch(2);
+  REQUIRE((*held)->append(b));
+  auto slice = (*held)->read(offset(0));
+  REQUIRE(slice);
+  REQUIRE(dd->delete_topic("t"));
+  CHECK_FALSE(fs::exists(t.path() / "t-0"));
+  CHECK(dd->list_topics().empty());
+  auto gone = dd->get_partition("t", partition_id(0));
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error() == errc::unknown_topic_or_partition);
+  // A reader that held the partition still reads what it had.
+  std::size_t n = 0;
+  REQUIRE(slice->for_each_record([&](const record_view&) { ++n; }));
+  CHECK(n == 2);
+  // The name can be reused.
+  REQUIRE(dd->create_topic("t"));
+  CHECK((*dd->get_partition("t", partition_id(0)))->log_end_offset() == offset(0));
+}
+
+TEST_CASE("a data directory has one writing process; read-only opens take no lock", "[storage][data_dir]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  REQUIRE(dd->create_topic("t"));
+  auto second = data_dir::open(t.path());
+  REQUIRE_FALSE(second);
+  CHECK(second.error() == errc::log_dir_locked);
+  data_dir_options ro;
+  ro.read_only = true;
+  auto reader = data_dir::open(t.path(), ro);
+  REQUIRE(reader);
+  CHECK((*reader)->list_topics() == std::vector<std::string>{"t"});
+  auto refused = (*reader)->create_topic("u");
+  REQUIRE_FALSE(refused);
+  CHECK_FALSE(fs::exists(t.path() / "u-0"));
+  REQUIRE(dd->close());
+  CHECK(data_dir::open(t.path()).has_value());
+}
+
+TEST_CASE("a copied Kafka log dir is adopted; stray directories are refused", "[storage][data_dir]") {
+  temp_dir t;
+  {
+    auto log = partition_log::open(t.path() / "legacy-0");
+    REQUIRE(log);
+    auto b = test::make_batch(3);
+    REQUIRE((*log)->append(b));
+  }
+  fs::create_directories(t.path() / "legacy-1");
+  {
+    auto dd = open_dd(t.path());
+    CHECK(*dd->partition_count("legacy") == 2);
+    CHECK((*dd->get_partition("legacy", partition_id(0)))->log_end_offset() == offset(3));
+  }
+  fs::create_directories(t.path() / "not_a_partition");
+  auto r = data_dir::open(t.path());
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::kafka_storage_error);
+  CHECK_THAT(r.error().message(), Catch::Contains("not_a_partition"));
+}
+
+TEST_CASE("tick() runs retention with the injected clock", "[storage][data_dir]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(10'000'000);
+  data_dir_options o;
+  o.defaults.clock = clk;
+  auto dd = open_dd(t.path(), o);
+  topic_config tc;
+  tc.overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}, {"segment.index.bytes", "1024"}};
+  REQUIRE(dd->create_topic("t", tc));
+  auto p = *dd->get_partition("t", partition_id(0));
+  for (int i = 0; i < 20; ++i) {
+    auto b = test::make_batch(2, clk->now_ms(), "v", 100);
+    REQUIRE(p->append(b));
+  }
+  REQUIRE(dd->tick());
+  CHECK(p->log_start_offset() == offset(0));
+  clk->advance(5000);
+  REQUIRE(dd->tick());
+  CHECK(p->log_start_offset() == offset(40));
+  CHECK(p->log_end_offset() == offset(40));
+}
+
+TEST_CASE("background housekeeping runs tick() until stopped", "[storage][data_dir]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(10'000'000);
+  data_dir_options o;
+  o.defaults.clock = clk;
+  auto dd = open_dd(t.path(), o);
+  topic_config tc;
+  tc.overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}, {"segment.index.bytes", "1024"}};
+  REQUIRE(dd->create_topic("t", tc));
+  auto p = *dd->get_partition("t", partition_id(0));
+  for (int i = 0; i < 20; ++i) {
+    auto b = test::make_batch(2, clk->now_ms(), "v", 100);
+    REQUIRE(p->append(b));
+  }
+  clk->advance(5000);
+  dd->start_housekeeping(std::chrono::milliseconds(1));
+  // Wait (bounded) for the housekeeping thread to delete the expired segments.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (p->log_start_offset() != offset(40) && std::chrono::steady_clock::now() < deadline)
+    p->log().wait_for_data(p->log_end_offset(), std::chrono::steady_clock::now() + std::chrono::milliseconds(5));
+  dd->stop_housekeeping();
+  CHECK(p->log_start_offset() == offset(40));
+  CHECK_FALSE(dd->last_housekeeping_error().has_value());
+}

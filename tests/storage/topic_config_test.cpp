@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include <brook/storage/topic_config.hpp>
+
+using namespace brook;
+
+TEST_CASE("topic names are validated as Kafka does", "[storage][topic_config]") {
+  for (const char* good : {"orders", "a", "A.b_c-9", "__consumer_offsets", "x.."}) {
+    INFO(good);
+    CHECK(validate_topic_name(good));
+  }
+  CHECK(validate_topic_name(std::string(249, 'a')));
+  for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string(250, 'a'),
+                          std::string("a/b"), std::string("../etc"), std::string("a b"), std::string("ü"),
+                          std::string("a\0b", 3)}) {
+    INFO(bad);
+    auto r = validate_topic_name(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_topic);
+  }
+}
+
+TEST_CASE("topic overrides apply on top of the defaults", "[storage][topic_config]") {
+  topic_config tc;
+  tc.overrides = {{"retention.ms", "1000"}, {"segment.bytes", "65536"}, {"message.timestamp.type", "LogAppendTime"}};
+  auto c = tc.apply(log_config{});
+  REQUIRE(c);
+  CHECK(c->retention_ms == 1000);
+  CHECK(c->segment_bytes == 65536);
+  CHECK(c->message_timestamp_type == timestamp_type::log_append_time);
+  CHECK(c->index_interval_bytes == 4096);
+
+  for (auto bad : std::vector<std::pair<std::string, std::string>>{
+           {"retention.ms", "soon"}, {"segment.bytes", "-5"}, {"segment.bytes", "1"}, {"no.such.config", "1"},
+           {"message.timestamp.type", "Later"}}) {
+    topic_config t;
+    t.overrides[bad.first] = bad.second;
+    INFO(bad.first << "=" << bad.second);
+    auto r = t.apply(log_config{});
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_config);
+  }
+}
+
+TEST_CASE("the topic-configs file round-trips and rejects damage", "[storage][topic_config]") {
+  std::map<std::string, topic_config> m;
+  m["orders"].partitions = 3;
+  m["orders"].overrides["retention.ms"] = "5";
+  m["audit"].partitions = 1;
+  std::string text = detail::format_topic_configs(m);
+  CHECK(text == "0\naudit partitions=1\norders partitions=3\norders retention.ms=5\n");
+  auto back = detail::parse_topic_configs(text, "f");
+  REQUIRE(back);
+  CHECK(back->at("orders").partitions == 3);
+  CHECK(back->at("orders").overrides.at("retention.ms") == "5");
+  for (const char* bad : {"1\n", "0\norders\n", "0\nbad/name partitions=1\n", "0\norders partitions=0\n",
+                          "0\norders partitions=x\n"}) {
+    INFO(bad);
+    auto r = detail::parse_topic_configs(bad, "f");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+  }
+}
