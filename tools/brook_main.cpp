@@ -2,8 +2,12 @@
 //
 //   brook dump-log FILE.log [--json] [--verify-index]
 //   brook produce  DIR [--key-separator S] [--batch-size N]
+//   brook produce  --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]
 //   brook consume  DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]
+//   brook consume  --data-dir D --topic T [--from-beginning | --partition P [--offset O]]
+//                  [--max-records N] [--follow] [--json] [--print-key]
 //   brook verify   DIR [--repair]
+//   brook topics   --data-dir D (--create | --list | --describe | --alter | --delete) ...
 //
 // Exit codes: 0 ok, 1 the command failed (one line on stderr, "brook: CODE: ..."),
 // 2 usage error (a short usage on stderr).
@@ -26,12 +30,15 @@ struct command {
   int (*run)(const parsed_args&);
 };
 
+// clang-format off
 const command commands[] = {
     {&dump_log_spec, run_dump_log},
     {&produce_spec, run_produce},
     {&consume_spec, run_consume},
     {&verify_spec, run_verify},
+    {&topics_spec, run_topics},
 };
+// clang-format on
 
 void print_main_help(std::FILE* out) {
   fmt::print(out, "usage: brook <command> [options]\n\nCommands:\n");

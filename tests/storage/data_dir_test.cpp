@@ -199,3 +199,37 @@ TEST_CASE("background housekeeping runs tick() until stopped", "[storage][data_d
   CHECK(p->log_start_offset() == offset(40));
   CHECK_FALSE(dd->last_housekeeping_error().has_value());
 }
+
+TEST_CASE("a topic deletion interrupted by a crash is finished on open, not adopted", "[storage][data_dir]") {
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("gone", parts(2)));
+    REQUIRE(dd->create_topic("kept"));
+  }
+  // The state delete_topic leaves after its first step: the intent recorded, directories still there.
+  {
+    std::ofstream out(t.path() / "topic-configs");
+    out << "0\ngone partitions=2\ngone brook.deleting=true\nkept partitions=1\n";
+  }
+  auto dd = open_dd(t.path());
+  CHECK(dd->list_topics() == std::vector<std::string>{"kept"});
+  CHECK_FALSE(fs::exists(t.path() / "gone-0"));
+  CHECK_FALSE(fs::exists(t.path() / "gone-1"));
+}
+
+TEST_CASE("a read-only view of a topic still being created shows the partitions so far", "[storage][data_dir]") {
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(3)));
+  }
+  fs::remove_all(t.path() / "t-2");
+  data_dir_options ro;
+  ro.read_only = true;
+  auto dd = data_dir::open(t.path(), ro);
+  REQUIRE(dd);
+  CHECK(*(*dd)->partition_count("t") == 2);
+  CHECK((*(*dd)->get_partition("t", partition_id(1)))->id() == partition_id(1));
+  CHECK_FALSE((*dd)->get_partition("t", partition_id(2)));
+}

@@ -1,5 +1,9 @@
 #include "commands/cli.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 
@@ -37,7 +41,7 @@ parsed_args parse_args(const command_spec& spec, int argc, char** argv, int firs
     for (const auto& s : spec.flags)
       if (s.name == name) f = &s;
     if (f == nullptr) throw usage_error(fmt::format("unknown option '{}'", name));
-    if (out.has(name)) throw usage_error(fmt::format("option '{}' given twice", name));
+    if (out.has(name) && !f->repeatable) throw usage_error(fmt::format("option '{}' given twice", name));
     std::string value;
     if (f->takes_value) {
       if (inline_value) {
@@ -49,6 +53,7 @@ parsed_args parse_args(const command_spec& spec, int argc, char** argv, int firs
     } else if (inline_value) {
       throw usage_error(fmt::format("option '{}' takes no value", name));
     }
+    if (f->repeatable) out.repeated[std::string(name)].push_back(value);
     out.options.emplace(std::string(name), std::move(value));
   }
   if (out.positional.size() < spec.min_positional)
@@ -56,6 +61,24 @@ parsed_args parse_args(const command_spec& spec, int argc, char** argv, int firs
   if (out.positional.size() > spec.max_positional)
     throw usage_error(fmt::format("unexpected argument '{}'", out.positional[spec.max_positional]));
   return out;
+}
+
+bool is_topic_mode(const parsed_args& args, std::initializer_list<std::string_view> dir_only,
+                   std::initializer_list<std::string_view> topic_only) {
+  const bool has_dir = !args.positional.empty();
+  const bool has_data_dir = args.has("--data-dir");
+  if (has_dir && has_data_dir) throw usage_error("give either DIR or --data-dir D --topic T, not both");
+  if (!has_dir && !has_data_dir) throw usage_error("missing DIR (or --data-dir D --topic T)");
+  if (has_data_dir) {
+    if (!args.has("--topic")) throw usage_error("--data-dir needs --topic T");
+    for (auto f : dir_only)
+      if (args.has(f)) throw usage_error(fmt::format("{} is for the DIR form; with --data-dir see --help", f));
+    return true;
+  }
+  if (args.has("--topic")) throw usage_error("--topic needs --data-dir D (DIR is a single partition directory)");
+  for (auto f : topic_only)
+    if (args.has(f)) throw usage_error(fmt::format("{} needs --data-dir D --topic T", f));
+  return false;
 }
 
 std::int64_t parse_int(std::string_view flag, std::string_view text, std::int64_t min, std::int64_t max) {
@@ -83,6 +106,59 @@ int fail(const brook::error& e) {
   std::fflush(stdout);
   fmt::print(stderr, "brook: {}\n", describe(e));
   return exit_failure;
+}
+
+namespace {
+/// Whether read(0) would return at once (data or EOF).
+bool input_ready() {
+  pollfd p{0, POLLIN, 0};
+  int r;
+  do {
+    r = ::poll(&p, 1, 0);
+  } while (r < 0 && errno == EINTR);
+  return r != 0;
+}
+}  // namespace
+
+result<void> read_stdin_lines(const std::function<result<void>(std::string_view)>& on_line,
+                              const std::function<result<void>()>& on_idle) {
+  std::string buf;
+  std::size_t start = 0;    // first unconsumed byte of buf
+  bool handed_out = false;  // lines given to on_line since the last on_idle
+  char chunk[65536];
+  for (;;) {
+    for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+      BROOK_TRY(on_line(std::string_view(buf).substr(start, nl - start)));
+      handed_out = true;
+    }
+    buf.erase(0, start);
+    start = 0;
+    if (handed_out && !input_ready()) {
+      BROOK_TRY(on_idle());
+      handed_out = false;
+    }
+    ssize_t n = ::read(0, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_system_error(errno, "read stdin");
+    }
+    if (n == 0) break;
+    buf.append(chunk, static_cast<std::size_t>(n));
+  }
+  if (!buf.empty()) BROOK_TRY(on_line(buf));
+  return ok();
+}
+
+key_value split_line(std::string_view line, const std::optional<std::string>& separator) {
+  key_value kv;
+  kv.value = line;
+  if (separator) {
+    if (auto at = line.find(*separator); at != std::string_view::npos) {
+      kv.key = line.substr(0, at);
+      kv.value = line.substr(at + separator->size());
+    }
+  }
+  return kv;
 }
 
 std::string base64(std::span<const std::byte> b) {
@@ -201,6 +277,11 @@ std::string record_json(const record_view& r) {
   }
   out += "]}";
   return out;
+}
+
+std::string record_json(const record_view& r, partition_id p) {
+  std::string body = record_json(r);  // {"offset":...}
+  return fmt::format("{{\"partition\":{},", p.value()) + body.substr(1);
 }
 
 bool is_printable_text(std::span<const std::byte> b) {

@@ -12,9 +12,16 @@ int run_dump_log(const parsed_args& args);
 
 extern const command_spec produce_spec;
 int run_produce(const parsed_args& args);
+/// The `--data-dir D --topic T` form of produce (produce_topic.cpp).
+int run_produce_topic(const parsed_args& args);
 
 extern const command_spec consume_spec;
 int run_consume(const parsed_args& args);
+/// The `--data-dir D --topic T` form of consume (consume_topic.cpp).
+int run_consume_topic(const parsed_args& args);
+
+extern const command_spec topics_spec;
+int run_topics(const parsed_args& args);
 
 extern const command_spec verify_spec;
 int run_verify(const parsed_args& args);

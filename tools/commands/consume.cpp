@@ -1,4 +1,5 @@
 // brook consume DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]
+// brook consume --data-dir D --topic T ... (the topic form is in consume_topic.cpp)
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -24,29 +25,62 @@ constexpr int follow_reopen_attempts = 20;
 
 const command_spec consume_spec{
     "consume",
-    "DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]",
-    "Print the records of the partition log in DIR.",
-    R"txt(Opens the log read-only (no file is modified, no recovery is written), so it works
-on a log another process is writing. Reads from --from-offset (default: the log start
-offset) to the current log end, skipping control batches.
+    "DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]\n"
+    "       brook consume --data-dir D --topic T [--from-beginning | --partition P [--offset O]]\n"
+    "                     [--max-records N] [--follow] [--json] [--print-key]",
+    "Print the records of a partition log DIR, or of a topic of a data directory.",
+    R"txt(Opens the log (or the data directory) read-only: no file is modified, no recovery is
+written and no lock is taken, so it works next to a process that is writing.
+Control batches are skipped.
+
+DIR form: reads the partition log in DIR from --from-offset (default: the log start
+offset) to the current log end.
+
+Topic form (--data-dir D --topic T): reads every partition of topic T (only P with
+--partition P), each in offset order; records of different partitions interleave.
+Where each partition starts: with --from-beginning at its log start offset, with
+--offset O at O (needs --partition), otherwise at its end (its high watermark), as
+Kafka's console consumer does by default, so without --follow nothing is printed.
+It stops once every partition has been read to its end, unless --follow. An unknown
+topic is UNKNOWN_TOPIC_OR_PARTITION.
 
 Output: one line per record. By default the value's raw bytes (a null value prints
 "null"); a value containing '\n' spans lines, so use --json for exact output.
 
 Options:
-  --from-offset N  first offset to print; outside [log start, log end] is an
-                   OFFSET_OUT_OF_RANGE error
-  --max-records N  exit after N records (default: no limit)
-  --follow         at the log end, keep waiting for new records like `tail -f`: the
-                   log is re-opened read-only whenever its .log files change (checked
-                   every 150 ms), and reading goes on from the next offset
-  --json           one JSON object per record, as dump-log --json prints them
-  --print-key      plain mode: print key<TAB>value (null key: "null")
-  -h, --help       this help
+  --from-offset N    DIR form: first offset to print; outside [log start, log end] is an
+                     OFFSET_OUT_OF_RANGE error
+  --data-dir D       topic form: the data directory
+  --topic T          topic form: the topic
+  --from-beginning   topic form: start every partition at its log start offset
+  --partition P      topic form: read only partition P
+  --offset O         topic form, with --partition: start at offset O; outside [log
+                     start, high watermark] is an OFFSET_OUT_OF_RANGE error
+  --max-records N    exit after N records (default: no limit)
+  --follow           at the end, keep waiting for new records like `tail -f`: the log
+                     (or data directory) is re-opened read-only whenever its .log files
+                     change (checked every 150 ms), and reading goes on from the next
+                     offset of each partition. In the topic form, partitions added to
+                     the topic meanwhile are read from their log start offset.
+  --json             one JSON object per record, as dump-log --json prints them:
+                     {"offset":N,"timestamp":N,"key":B64|null,"value":B64|null,"headers":[...]};
+                     the topic form puts "partition":P first
+  --print-key        plain mode: print key<TAB>value (null key: "null")
+  -h, --help         this help
 
-Exit: 0 ok, 1 error (missing log, offset out of range, corrupt batch), 2 usage error.)txt",
-    {{"--from-offset", true}, {"--max-records", true}, {"--follow", false}, {"--json", false}, {"--print-key", false}},
-    1,
+Exit: 0 ok, 1 error (missing log or topic, offset out of range, corrupt batch, the
+log truncated or the topic deleted under --follow), 2 usage error.)txt",
+    {{"--from-offset", true},
+     {"--max-records", true},
+     {"--follow", false},
+     {"--json", false},
+     {"--print-key", false},
+     {"--data-dir", true},
+     {"--topic", true},
+     {"--from-beginning", false},
+     {"--partition", true},
+     {"--offset", true}},
+    0,
     1};
 
 namespace {
@@ -73,6 +107,8 @@ result<std::unique_ptr<partition_log>> open_read_only(const fs::path& dir) {
 }  // namespace
 
 int run_consume(const parsed_args& args) {
+  if (is_topic_mode(args, {"--from-offset"}, {"--from-beginning", "--partition", "--offset"}))
+    return run_consume_topic(args);
   const fs::path dir = args.positional.at(0);
   const bool json = args.has("--json");
   const bool follow = args.has("--follow");

@@ -1,8 +1,6 @@
 // brook produce DIR [--key-separator S] [--batch-size N]
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
+// brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]
+//   (the topic form is in produce_topic.cpp)
 #include <cstdio>
 #include <string>
 
@@ -22,10 +20,12 @@ constexpr std::size_t batch_size_bytes = 16384;
 constexpr std::int64_t default_batch_records = 100;
 }  // namespace
 
-const command_spec produce_spec{"produce",
-                                "DIR [--key-separator S] [--batch-size N]",
-                                "Append one record per line of stdin to the partition log in DIR (created if missing).",
-                                R"txt(Each line (without its '\n'; a '\r' is kept) becomes one record whose value is the
+const command_spec produce_spec{
+    "produce",
+    "DIR [--key-separator S] [--batch-size N]\n"
+    "       brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]",
+    "Append one record per line of stdin to a partition log DIR, or to a topic of a data directory.",
+    R"txt(Each line (without its '\n'; a '\r' is kept) becomes one record whose value is the
 line and whose timestamp is the current time in ms (CreateTime). An empty line is an
 empty value; a last line without '\n' still counts.
 
@@ -35,47 +35,47 @@ as no more input is immediately available (like linger.ms=0), so interactive inp
 is written line by line. A line larger than max.message.bytes (1 MiB + 12) fails
 with MESSAGE_TOO_LARGE.
 
+DIR form: appends to the single partition log in DIR (created if missing).
 Output: one line per batch written, "wrote offsets A..B" (first and last offset).
-The log is closed cleanly (flushed, indexes trimmed, checkpoints written) at EOF.
+
+Topic form (--data-dir D --topic T): sends through brook's producer to topic T of the
+data directory D, which this process opens for writing (it fails with LOG_DIR_LOCKED
+while another process has D open). The topic must exist: produce never creates topics
+(create one with `brook topics --data-dir D --create --topic T`); an unknown topic is
+UNKNOWN_TOPIC_OR_PARTITION. Partitions are chosen as Kafka's default partitioner does:
+a keyed record goes to toPositive(murmur2(key)) % partitions, so a key always lands in
+the same partition; null-key records stick to one partition per batch, and the next
+batch picks another (sticky partitioning, KIP-480). --partition P sends every record
+to P instead. The tool waits for every record's acknowledgement.
+Output: one line per record, in input order: "partition P offset O".
 
 Options:
   --key-separator S  the part of a line before the first S is the key, the rest the
                      value; a line without S gets a null key. Without this option
                      every key is null.
   --batch-size N     at most N records per batch (1..1000000, default 100)
+  --data-dir D       topic form: the data directory (must exist)
+  --topic T          topic form: the topic (must exist)
+  --partition P      topic form: send every record to partition P (default: the
+                     partitioner decides, see above)
   -h, --help         this help
 
-Exit: 0 ok, 1 error (the records already written stay written), 2 usage error.)txt",
-                                {{"--key-separator", true}, {"--batch-size", true}},
-                                1,
-                                1};
+Exit: 0 ok, 1 error (the records already written stay written; in the topic form every
+record acknowledged before the error is printed), 2 usage error.)txt",
+    {{"--key-separator", true}, {"--batch-size", true}, {"--data-dir", true}, {"--topic", true}, {"--partition", true}},
+    0,
+    1};
 
 namespace {
 
-/// Whether read(0) would return at once (data or EOF).
-bool input_ready() {
-  pollfd p{0, POLLIN, 0};
-  int r;
-  do {
-    r = ::poll(&p, 1, 0);
-  } while (r < 0 && errno == EINTR);
-  return r != 0;
-}
-
-class producer {
+/// Builds batches of lines and appends them to one partition log (DIR form).
+class batch_writer {
  public:
-  producer(partition_log& log, std::optional<std::string> sep, std::int32_t max_records)
+  batch_writer(partition_log& log, std::optional<std::string> sep, std::int32_t max_records)
       : log_(log), sep_(std::move(sep)), max_records_(max_records) {}
 
   result<void> add(std::string_view line) {
-    nullable_bytes key = nullable_bytes::null();
-    nullable_bytes value = line;
-    if (sep_) {
-      if (auto at = line.find(*sep_); at != std::string_view::npos) {
-        key = line.substr(0, at);
-        value = line.substr(at + sep_->size());
-      }
-    }
+    auto [key, value] = split_line(line, sep_);
     const std::size_t need = record_batch_builder::record_size(0, builder_.record_count(), key, value) + 10;
     if (!builder_.empty() && builder_.size_bytes() + need > batch_size_bytes) BROOK_TRY(write());
     builder_.append(clock_.now_ms(), key, value);
@@ -95,8 +95,6 @@ class producer {
     return ok();
   }
 
-  bool pending() const noexcept { return !builder_.empty(); }
-
  private:
   partition_log& log_;
   std::optional<std::string> sep_;
@@ -108,6 +106,7 @@ class producer {
 }  // namespace
 
 int run_produce(const parsed_args& args) {
+  if (is_topic_mode(args, {}, {"--partition"})) return run_produce_topic(args);
   const fs::path dir = args.positional.at(0);
   std::optional<std::string> sep = args.get("--key-separator");
   if (sep && sep->empty()) throw usage_error("--key-separator must not be empty");
@@ -118,31 +117,10 @@ int run_produce(const parsed_args& args) {
   auto lr = partition_log::open(dir);
   if (!lr) return fail(lr.error());
   partition_log& log = **lr;
-  producer prod(log, sep, max_records);
+  batch_writer writer(log, sep, max_records);
 
-  auto run = [&]() -> result<void> {
-    std::string buf;
-    std::size_t start = 0;  // first unconsumed byte of buf
-    char chunk[65536];
-    for (;;) {
-      for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
-        BROOK_TRY(prod.add(std::string_view(buf).substr(start, nl - start)));
-      buf.erase(0, start);
-      start = 0;
-      // linger.ms = 0: write what we have when the next read would block.
-      if (prod.pending() && !input_ready()) BROOK_TRY(prod.write());
-      ssize_t n = ::read(0, chunk, sizeof chunk);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return make_system_error(errno, "read stdin");
-      }
-      if (n == 0) break;
-      buf.append(chunk, static_cast<std::size_t>(n));
-    }
-    if (!buf.empty()) BROOK_TRY(prod.add(buf));
-    return prod.write();
-  };
-  auto r = run();
+  auto r = read_stdin_lines([&](std::string_view line) { return writer.add(line); }, [&] { return writer.write(); });
+  if (r) r = writer.write();
   auto c = log.close();
   if (!r) return fail(r.error());
   if (!c) return fail(c.error());

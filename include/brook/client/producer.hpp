@@ -220,6 +220,14 @@ class producer {
       lk.unlock();  // a host partitioner may be slow; it is thread-safe
       pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
       lk.lock();
+      // Kafka's abortOnNewBatch: if this record would start a new batch on that partition,
+      // tell the partitioner (a sticky one moves on) and ask again, once.
+      if (needs_new_batch_locked(rec.topic, pid, rsize)) {
+        lk.unlock();
+        cfg_.partitioner->on_new_batch(rec.topic, n, pid);
+        pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
+        lk.lock();
+      }
       if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
       parts = partitions_of(rec.topic);
       if (!parts) return fail(parts.error(), std::move(cb));
@@ -248,11 +256,8 @@ class producer {
     }
     auto key = std::make_pair(rec.topic, pid.value());
     auto& open = open_[key];
-    bool switched = false;
-    if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) {
+    if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size)
       close_batch_locked(open);
-      switched = true;
-    }
     if (!open) {
       open = new_batch_locked((**parts)[static_cast<std::size_t>(pid.value())]);
     }
@@ -265,13 +270,16 @@ class producer {
       open->first_seq = enqueued_seq_;
       incomplete_.insert(enqueued_seq_);
     }
-    if (open->builder.size_bytes() >= cfg_.batch_size) {
-      close_batch_locked(open);
-      switched = true;
-    }
-    lk.unlock();
-    if (switched && !rec.partition) cfg_.partitioner->on_new_batch(rec.topic, n, pid);
+    if (open->builder.size_bytes() >= cfg_.batch_size) close_batch_locked(open);
     return {};
+  }
+
+  /// Would a record of rsize bytes for (topic, pid) start a new batch?
+  bool needs_new_batch_locked(const std::string& topic, partition_id pid, std::size_t rsize) {
+    auto it = open_.find(std::make_pair(topic, pid.value()));
+    if (it == open_.end() || !it->second) return true;
+    const auto& b = it->second->builder;
+    return !b.empty() && b.size_bytes() + rsize > cfg_.batch_size;
   }
 
   std::unique_ptr<batch> new_batch_locked(std::shared_ptr<partition> part) {

@@ -32,7 +32,7 @@ class index_file {
   enum class mode {
     keep,       ///< open existing entries (file size / entry size) and make room to append
     fresh,      ///< discard the file's contents and start empty (rebuild)
-    read_only,  ///< map the existing entries read-only; no append
+    read_only,  ///< copy the existing entries into private memory; no append
     memory,     ///< no file at all: an anonymous mapping
   };
 
@@ -57,16 +57,40 @@ class index_file {
       return ok();
     }
     if (m == mode::read_only) {
+      // Another process may own this file and trim it at any moment (segment roll or
+      // close): mapping it could SIGBUS. Copy the used entries into private memory instead.
       auto f = file_handle::open(path, O_RDONLY);
       if (!f) return f.error();
       auto sz = f->size();
       if (!sz) return sz.error();
       std::size_t n = static_cast<std::size_t>(*sz) / entry_size;
-      auto r = mapped_region::map_file(*f, n * entry_size, false);
+      auto zero_at = [&](std::size_t i) -> result<bool> {
+        std::byte e[16] = {};
+        auto r = f->pread_all({e, entry_size}, i * entry_size);
+        if (!r) return true;  // shrank under us: treat as unused
+        for (std::size_t k = 0; k < entry_size; ++k)
+          if (e[k] != std::byte{0}) return false;
+        return true;
+      };
+      std::size_t used = n;
+      if (n > 0 && *zero_at(n - 1)) {
+        std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0
+        while (lo < hi) {
+          std::size_t mid = lo + (hi - lo) / 2;
+          if (*zero_at(mid)) hi = mid;
+          else lo = mid + 1;
+        }
+        used = lo;
+      }
+      auto r = mapped_region::map_anonymous(std::max<std::size_t>(used, 1) * entry_size);
       if (!r) return r.error();
       map_ = std::move(*r);
-      max_entries_ = n;
-      count_.store(used_entries(n), std::memory_order_release);
+      if (used > 0) {
+        auto rd = f->pread_all({map_->data(), used * entry_size}, 0);
+        if (!rd) used = 0;  // the file shrank while we read: start with no hints
+      }
+      max_entries_ = used;
+      count_.store(used, std::memory_order_release);
       return ok();
     }
     int flags = O_RDWR | O_CREAT | (m == mode::fresh ? O_TRUNC : 0);

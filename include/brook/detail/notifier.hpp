@@ -16,11 +16,13 @@ namespace brook::detail {
 
 class notifier {
  public:
-  std::uint64_t sequence() const noexcept { return seq_.load(std::memory_order_acquire); }
+  std::uint64_t sequence() const noexcept { return seq_.load(std::memory_order_seq_cst); }
 
+  // The bump and the waiter count are seq_cst on both sides (notify: bump then load
+  // waiters; wait: count itself then load the sequence), so no wakeup is lost.
   void notify() noexcept {
-    seq_.fetch_add(1, std::memory_order_acq_rel);
-    if (waiters_.load(std::memory_order_acquire) > 0) {
+    seq_.fetch_add(1, std::memory_order_seq_cst);
+    if (waiters_.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard lk(mu_); }
       cv_.notify_all();
     }
@@ -30,9 +32,9 @@ class notifier {
   bool wait(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) {
     if (sequence() != seen) return true;
     std::unique_lock lk(mu_);
-    waiters_.fetch_add(1, std::memory_order_acq_rel);
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
     bool moved = cv_.wait_until(lk, deadline, [&] { return sequence() != seen; });
-    waiters_.fetch_sub(1, std::memory_order_acq_rel);
+    waiters_.fetch_sub(1, std::memory_order_seq_cst);
     return moved;
   }
 

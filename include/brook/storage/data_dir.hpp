@@ -116,11 +116,18 @@ class data_dir {
     ts.log_config = *cfg;
     for (std::int32_t p = 0; p < ts.config.partitions; ++p) {
       auto part = open_partition(name, partition_id(p), ts.log_config);
-      if (!part) return part.error();
+      if (!part) {
+        remove_partitions(ts.partitions);  // leave no directory behind to be adopted later
+        return part.error();
+      }
       ts.partitions.push_back(std::move(*part));
     }
     topics_.emplace(name, std::move(ts));
-    BROOK_TRY(save_configs_locked());
+    if (auto r = save_configs_locked(); !r) {
+      remove_partitions(topics_[name].partitions);
+      topics_.erase(name);
+      return r;
+    }
     bump_metadata();
     return ok();
   }
@@ -183,16 +190,15 @@ class data_dir {
     BROOK_TRY(writable());
     auto it = topics_.find(name);
     if (it == topics_.end()) return unknown_topic(name);
+    // Record the intent first: a crash part-way leaves a topic marked for deletion, which the
+    // next open finishes deleting, never orphan directories that would be adopted as a topic.
+    it->second.config.overrides[deleting_key] = "true";
+    BROOK_TRY(save_configs_locked());
     auto parts = std::move(it->second.partitions);
     topics_.erase(it);
+    for (const auto& p : parts) BROOK_TRY(p->log().close());
+    BROOK_TRY(remove_partition_dirs(name));
     BROOK_TRY(save_configs_locked());
-    for (const auto& p : parts) {
-      BROOK_TRY(p->log().close());
-      std::error_code ec;
-      fs::remove_all(p->log().dir(), ec);
-      if (ec) return error(ec, fmt::format("remove {}", p->log().dir().string()));
-    }
-    BROOK_TRY(sync_directory(dir_));
     bump_metadata();
     return ok();
   }
@@ -290,6 +296,34 @@ class data_dir {
 
   data_dir(fs::path dir, data_dir_options opts)
       : dir_(std::move(dir)), opts_(std::move(opts)), notify_(std::make_shared<detail::notifier>()) {}
+
+  /// Marks a topic whose deletion is under way in the topic-configs file.
+  static constexpr const char* deleting_key = "brook.deleting";
+
+  /// Closes and removes partitions created by a create_topic that then failed.
+  void remove_partitions(const std::vector<std::shared_ptr<partition>>& parts) {
+    for (const auto& p : parts) {
+      (void)p->log().close();
+      std::error_code ec;
+      fs::remove_all(p->log().dir(), ec);
+    }
+  }
+
+  /// Removes every `<name>-<n>` directory of a topic.
+  result<void> remove_partition_dirs(const std::string& name) {
+    std::error_code ec;
+    std::vector<fs::path> doomed;
+    for (const auto& de : fs::directory_iterator(dir_, ec)) {
+      auto tp = parse_partition_dir(de.path().filename().string());
+      if (de.is_directory() && tp && tp->first == name) doomed.push_back(de.path());
+    }
+    if (ec) return error(ec, fmt::format("list {}", dir_.string()));
+    for (const auto& d : doomed) {
+      fs::remove_all(d, ec);
+      if (ec) return error(ec, fmt::format("remove {}", d.string()));
+    }
+    return sync_directory(dir_);
+  }
 
   static brook::error unknown_topic(const std::string& name) {
     return make_error(errc::unknown_topic_or_partition, "unknown topic '{}'", name);
@@ -392,6 +426,16 @@ class data_dir {
         adopted = true;
       }
     }
+    bool finished_deletes = false;
+    for (auto it = configs.begin(); it != configs.end();) {
+      if (it->second.overrides.count(deleting_key)) {
+        if (!opts_.read_only) BROOK_TRY(remove_partition_dirs(it->first));
+        it = configs.erase(it);
+        finished_deletes = true;
+      } else {
+        ++it;
+      }
+    }
     for (auto& [name, tc] : configs) {
       auto cfg = tc.apply(opts_.defaults);
       if (!cfg)
@@ -401,14 +445,19 @@ class data_dir {
       ts.log_config = *cfg;
       for (std::int32_t p = 0; p < tc.partitions; ++p) {
         fs::path pd = dir_ / fmt::format("{}-{}", name, p);
-        if (opts_.read_only && !fs::exists(pd, ec)) continue;
+        if (opts_.read_only && !fs::exists(pd, ec)) {
+          // A read-only view of a topic the owner is still creating: show the partitions
+          // that exist so far (partition n is always at index n).
+          ts.config.partitions = p;
+          break;
+        }
         auto part = open_partition(name, partition_id(p), ts.log_config);
         if (!part) return part.error();
         ts.partitions.push_back(std::move(*part));
       }
       topics_.emplace(name, std::move(ts));
     }
-    if (adopted && !opts_.read_only) BROOK_TRY(save_configs_locked());
+    if ((adopted || finished_deletes) && !opts_.read_only) BROOK_TRY(save_configs_locked());
     return ok();
   }
 

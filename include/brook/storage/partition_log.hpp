@@ -29,8 +29,10 @@
 // the accessors, wait_for_data) concurrently with each other and with one
 // mutating call at a time; mutating calls (append, flush, roll, retention,
 // truncation, close) are serialised by an internal writer mutex. Readers never
-// wait for the writer's I/O: they take a short internal lock only to pin a
-// segment, then read its mapping lock-free.
+// wait for the writer's appends: they take a short internal lock only to pin a
+// segment, then read its mapping lock-free. (truncate_to, a rare replica operation,
+// holds that lock while it cuts and rebuilds the last segment, so readers' lookups
+// wait for it.)
 #pragma once
 
 #include <sys/file.h>
@@ -140,8 +142,10 @@ class partition_log {
 
   std::vector<segment_info> segments() const {
     std::vector<segment_info> out;
-    for (const auto& s : snapshot())
-      out.push_back({s->base_offset(), s->next_offset(), s->size(), s->max_timestamp(), s->log_path()});
+    for (const auto& s : snapshot()) {
+      auto m = s->exact_max_timestamp();  // verified once per segment (the time index is a hint)
+      out.push_back({s->base_offset(), s->next_offset(), s->size(), m ? *m : s->max_timestamp(), s->log_path()});
+    }
     return out;
   }
   std::size_t segment_count() const {
@@ -211,7 +215,7 @@ class partition_log {
     res.log_append_time = log_append_time ? now : -1;
 
     BROOK_TRY(write_batches(batches, now));
-    log_end_.store(next.value(), std::memory_order_release);
+    log_end_.store(next.value(), std::memory_order_seq_cst);  // seq_cst: pairs with waiters_ (see wait_for_data)
     notify_waiters();
 
     unflushed_records_ += static_cast<std::int64_t>(res.records);
@@ -271,8 +275,14 @@ class partition_log {
       if (s->empty()) break;  // an empty active segment holds the log end
       const auto sz = static_cast<std::int64_t>(s->size());
       bool by_start = i + 1 < segs.size() ? segs[i + 1]->base_offset() <= lso : s->next_offset() <= lso;
-      bool by_time =
-          config_.retention_ms >= 0 && s->max_timestamp() >= 0 && now - s->max_timestamp() > config_.retention_ms;
+      auto expired = [&](timestamp_ms m) { return config_.retention_ms >= 0 && m >= 0 && now - m > config_.retention_ms; };
+      bool by_time = expired(s->max_timestamp());
+      if (by_time) {
+        // The hint says expired: confirm against the batches before deleting anything.
+        auto exact = s->exact_max_timestamp();
+        if (!exact) return exact.error();
+        by_time = expired(*exact);
+      }
       bool by_size = config_.retention_bytes >= 0 && excess - sz >= 0;
       if (!(by_start || by_time || by_size)) break;
       excess -= sz;
@@ -382,6 +392,11 @@ class partition_log {
     const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
     if (start >= bound) return log_slice(nullptr, 0, 0, start, start);
     auto seg = pin(start);
+    // Retention or delete_records_before may have removed the segments holding `start`
+    // since the bound check above: say so rather than hand out later records as if they followed.
+    if (seg && start < seg->base_offset())
+      return make_error(errc::offset_out_of_range, "{}: offset {} is below the log start {}", dir_.string(), start,
+                        log_start_offset());
     while (seg) {
       const std::uint64_t limit = seg->size();
       auto pos = seg->find_position(start, limit);
@@ -408,10 +423,25 @@ class partition_log {
   /// (default log end); nullopt if there is none.
   result<std::optional<timestamp_offset>> offset_for_timestamp(timestamp_ms ts,
                                                                std::optional<offset> max_offset = {}) const {
+    // Retention may move the log start while the search runs; an answer below the new start
+    // is stale, so search again (the log start only moves forward).
+    for (;;) {
+      auto r = offset_for_timestamp_once(ts, max_offset);
+      if (!r || !*r || (*r)->off >= log_start_offset()) return r;
+    }
+  }
+
+ private:
+  result<std::optional<timestamp_offset>> offset_for_timestamp_once(timestamp_ms ts,
+                                                                    std::optional<offset> max_offset) const {
     const offset bound = max_offset ? std::min(*max_offset, log_end_offset()) : log_end_offset();
     const offset lso = log_start_offset();
     for (const auto& s : snapshot()) {
-      if (s->max_timestamp() < ts) continue;
+      if (s->max_timestamp() < ts) {
+        auto exact = s->exact_max_timestamp();  // never skip a segment on a stale hint
+        if (!exact) return exact.error();
+        if (*exact < ts) continue;
+      }
       offset from = std::max(s->time_lookup(ts), lso);
       const std::uint64_t limit = s->size();
       auto pos = s->find_position(from, limit);
@@ -433,16 +463,18 @@ class partition_log {
     return std::optional<timestamp_offset>();
   }
 
+
+ public:
   /// Blocks until the log end passes `after` (some offset >= after was appended), the log
   /// is closed, or the deadline passes. Returns whether data is there. No polling.
   bool wait_for_data(offset after, std::chrono::steady_clock::time_point deadline) const {
     if (log_end_offset() > after) return true;
     std::unique_lock lk(wait_mu_);
-    waiters_.fetch_add(1, std::memory_order_acq_rel);
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
     bool got = wait_cv_.wait_until(lk, deadline, [&] {
-      return log_end_offset() > after || closed_flag_.load(std::memory_order_acquire);
+      return log_end_.load(std::memory_order_seq_cst) > after.value() || closed_flag_.load(std::memory_order_seq_cst);
     });
-    waiters_.fetch_sub(1, std::memory_order_acq_rel);
+    waiters_.fetch_sub(1, std::memory_order_seq_cst);
     return got && log_end_offset() > after;
   }
 
@@ -476,8 +508,10 @@ class partition_log {
   }
 
   void notify_waiters() {
-    if (closed_) closed_flag_.store(true, std::memory_order_release);
-    if (waiters_.load(std::memory_order_acquire) > 0) {
+    if (closed_) closed_flag_.store(true, std::memory_order_seq_cst);
+    // The store of log_end_ (or closed_flag_) and this load, and the waiter's increment and
+    // its load of log_end_, are all seq_cst: one side always sees the other, so no wakeup is lost.
+    if (waiters_.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard lk(wait_mu_); }
       wait_cv_.notify_all();
     }

@@ -53,6 +53,9 @@ struct recovery_report {
   std::size_t segments_scanned = 0;  ///< segments fully validated batch by batch
   std::size_t indexes_rebuilt = 0;   ///< index files rebuilt from the log
   std::uint64_t bytes_truncated = 0;  ///< bytes cut from torn or corrupt tails
+  /// Of those, bytes below the recovery point: data that had been flushed was damaged (not a
+  /// torn tail from a crash). Non-zero means acknowledged data was lost to disk damage.
+  std::uint64_t flushed_bytes_truncated = 0;
   std::size_t segments_deleted = 0;   ///< segments dropped after a corrupt one, or orphans
   std::vector<std::string> events;    ///< one human line per action, with file and byte
 };
@@ -113,8 +116,29 @@ class segment {
   /// Bytes of whole, appended batches.
   std::uint64_t size() const noexcept { return size_.load(std::memory_order_acquire); }
   bool empty() const noexcept { return size() == 0; }
-  /// Largest batch maxTimestamp in the segment (-1 when empty).
+  /// Largest batch maxTimestamp in the segment (-1 when empty). For a segment opened on
+  /// trust this comes from its time index, a hint; see exact_max_timestamp().
   timestamp_ms max_timestamp() const noexcept { return max_ts_.load(std::memory_order_acquire); }
+
+  /// The largest timestamp, verified against the batch headers the first time it is asked
+  /// for on a segment opened on trust (a damaged or short time index cannot make a segment
+  /// look older than it is). Retention and time lookups use this. Thread-safe.
+  result<timestamp_ms> exact_max_timestamp() const {
+    if (max_ts_exact_.load(std::memory_order_acquire)) return max_timestamp();
+    const std::uint64_t limit = size();
+    timestamp_ms m = -1;
+    for (std::uint64_t p = 0; p < limit;) {
+      auto h = header_at(p, limit);
+      if (!h) return h.error();
+      m = std::max(m, h->max_timestamp);
+      p += h->size_bytes();
+    }
+    timestamp_ms cur = max_ts_.load(std::memory_order_relaxed);
+    while (cur < m && !max_ts_.compare_exchange_weak(cur, m, std::memory_order_acq_rel)) {
+    }
+    max_ts_exact_.store(true, std::memory_order_release);
+    return max_timestamp();
+  }
   /// maxTimestamp of the first batch; segment.ms ages the segment from it.
   timestamp_ms first_batch_timestamp() const noexcept { return first_ts_.load(std::memory_order_acquire); }
   const fs::path& log_path() const noexcept { return log_path_; }
@@ -308,9 +332,17 @@ class segment {
       if (!h0) return reject(report, h0.error().message());
       first_ts = h0->max_timestamp;
     }
+    // Kafka's rule adds an entry once more than index.interval.bytes were appended since the
+    // last one, so all the batches after the last entry but the final one add up to at most
+    // index.interval.bytes. More than that means entries are missing: a short index.
+    std::uint64_t tail_bytes_before_last = 0, last_size = 0;
     while (pos < file_size) {
       auto h = header_at(pos, file_size);
       if (!h) return reject(report, h.error().message());
+      tail_bytes_before_last += last_size;
+      last_size = h->size_bytes();
+      if (!oindex_.full() && tail_bytes_before_last > config_->index_interval_bytes)
+        return reject(report, "the offset index ends early (entries are missing)");
       if (h->base_offset < base_ || h->last_offset() - base_ > std::numeric_limits<std::int32_t>::max())
         return reject(report, fmt::format("batch at byte {} has offsets outside the segment", pos));
       if (h->max_timestamp > max_ts) {
@@ -321,6 +353,8 @@ class segment {
       pos += h->size_bytes();
     }
     if (next > recovery_point_) return reject(report, "data beyond the recovery point");
+    if (tindex_.entries() > 0 && tindex_.last().timestamp < max_ts)
+      return reject(report, "the time index ends early (its last entry is not the largest timestamp)");
     if (auto c = oindex_.sanity_check(file_size, next); !c) return reject(report, c.error().message());
     if (auto c = tindex_.sanity_check(next); !c) return reject(report, c.error().message());
     size_.store(file_size, std::memory_order_release);
@@ -331,6 +365,7 @@ class segment {
     bytes_since_index_ = file_size - (oindex_.entries() > 0
                                           ? static_cast<std::uint64_t>(oindex_.at(oindex_.entries() - 1).position.value())
                                           : 0);
+    max_ts_exact_.store(false, std::memory_order_release);  // the time index is only a hint
     max_ts_seen_ = max_ts;
     max_ts_offset_ = max_ts_off;
     return true;
@@ -388,6 +423,7 @@ class segment {
     }
     if (pos < file_size) {
       report.bytes_truncated += file_size - pos;
+      if (next < recovery_point_) report.flushed_bytes_truncated += file_size - pos;
       report.events.push_back(fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(),
                                           file_size - pos, pos, why));
       truncated_ = true;
@@ -441,9 +477,10 @@ class segment {
   time_index tindex_;
   std::atomic<std::uint64_t> size_{0};
   std::atomic<std::int64_t> next_offset_;
-  std::atomic<timestamp_ms> max_ts_{-1};
+  mutable std::atomic<timestamp_ms> max_ts_{-1};
   std::atomic<timestamp_ms> first_ts_{-1};
   mutable std::atomic<bool> index_suspect_{false};
+  mutable std::atomic<bool> max_ts_exact_{true};
   // writer-only
   std::uint64_t bytes_since_index_ = 0;
   timestamp_ms max_ts_seen_ = -1;

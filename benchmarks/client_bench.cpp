@@ -1,0 +1,435 @@
+// Client benchmarks: records moved from a producer thread to a consumer thread of the same
+// process through a persisted topic, next to the same 100-byte payloads moved through
+// in-memory queues (the floor of any hand-off between two threads).
+//
+//   BM_PubSub1P1C/rate:R        producer thread -> 1-partition topic -> consumer thread.
+//                               producer: acks=1, linger.ms=0; consumer: fetch.min.bytes=1,
+//                               poll() in a loop. R = 0: as fast as possible; R = 100000:
+//                               paced at 100k records/s (the latency figure).
+//   BM_QueueBaseline/<queue>/rate:R
+//                               the same payloads through moodycamel::ConcurrentQueue (consumer
+//                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
+//                               when empty, as brook's consumer does) and
+//                               boost::lockfree::spsc_queue (spins); 64 Ki slots each.
+//   BM_ProduceKeyed/linger_ms:L keyed records (10,000 keys, murmur2) to an 8-partition topic,
+//                               send() in a loop then flush(); L = 0 and 5.
+//
+// Every record's value is 100 bytes and starts with its send time (steady_clock ns) and a
+// sequence number; the consumer checks the sequence and computes end-to-end latency, taking
+// one clock reading per poll() (the moment the application holds the records). Counters:
+//   p50_us p99_us p999_us max_us   end-to-end latency (send() call -> poll() return)
+//   ack_p50_us ack_p99_us          send() call -> its callback (appended, high watermark moved);
+//                                  paced runs only
+//   cpu_ns_per_rec                 CPU time of the whole process (every thread) per record
+//   prod_cpu_ns cons_cpu_ns        CPU time per record of the producer and consumer threads
+//   rest_cpu_ns                    the rest: brook's sender thread (and the harness)
+//
+// Times are wall clock, measured by hand from the start of sending to the last record
+// consumed (UseManualTime): the work is spread over several threads, so one thread's CPU
+// time says nothing. Each run uses a fresh data directory; its log is truncated to zero
+// (dirty pages dropped, not written back) and removed at the end, outside the timed part.
+//
+// Pacing sleeps until the next record is due (clock_nanosleep, 1 ns timer slack) and then
+// sends every record that is due, so a paced producer does not hold a core by spinning.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <boost/lockfree/spsc_queue.hpp>
+#include <concurrentqueue/blockingconcurrentqueue.h>
+#include <concurrentqueue/concurrentqueue.h>
+#include <fmt/format.h>
+
+#include <brook/client/consumer.hpp>
+#include <brook/client/producer.hpp>
+#include <brook/storage/data_dir.hpp>
+
+#include "bench_support.hpp"
+
+namespace {
+
+using namespace brook;
+using steady = std::chrono::steady_clock;
+
+/// Records per unpaced pub/sub run: ~55 MiB of log.
+constexpr std::int64_t pubsub_records = 500'000;
+/// Records per unpaced queue run (no disk; more records for a run long enough to time).
+constexpr std::int64_t queue_records = 5'000'000;
+/// Records per paced run: 2 s at 100k records/s.
+constexpr std::int64_t paced_records = 200'000;
+/// Records per keyed produce run: ~60 MiB of log.
+constexpr std::int64_t keyed_records = 500'000;
+constexpr std::int32_t keyed_partitions = 8;
+constexpr int keyed_keys = 10'000;
+/// Slots of the in-memory queues.
+constexpr std::size_t queue_slots = 64 * 1024;
+const std::string topic = "bench";
+
+std::int64_t now_ns() { return steady::now().time_since_epoch() / std::chrono::nanoseconds(1); }
+
+double process_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// CPU time per record: the whole process, the producer thread, the consumer thread, and
+/// the rest (brook's sender thread; about zero for the queues). CPU time is what each
+/// thread needs, whatever the other jobs on the machine do; the slowest thread bounds the
+/// throughput an idle machine would give.
+struct cpu_split {
+  double process = 0, producer = 0, consumer = 0;
+  void report(benchmark::State& state, std::int64_t records) const {
+    const double per = 1e9 / static_cast<double>(records);
+    state.counters["cpu_ns_per_rec"] = process * per;
+    state.counters["prod_cpu_ns"] = producer * per;
+    state.counters["cons_cpu_ns"] = consumer * per;
+    state.counters["rest_cpu_ns"] = (process - producer - consumer) * per;
+  }
+};
+
+/// The 100-byte value: send time, sequence number, then filler.
+struct message {
+  std::array<std::byte, bench::record_value_bytes> bytes;
+};
+static_assert(sizeof(message) == 100);
+
+message make_message() {
+  message m;
+  auto v = bench::make_value(bench::record_value_bytes);
+  std::memcpy(m.bytes.data(), v.data(), v.size());
+  return m;
+}
+void stamp(std::byte* v, std::int64_t seq) {
+  const std::int64_t t = now_ns();
+  std::memcpy(v, &t, 8);
+  std::memcpy(v + 8, &seq, 8);
+}
+std::int64_t sent_ns_of(const std::byte* v) {
+  std::int64_t t;
+  std::memcpy(&t, v, 8);
+  return t;
+}
+std::int64_t seq_of(const std::byte* v) {
+  std::int64_t s;
+  std::memcpy(&s, v + 8, 8);
+  return s;
+}
+
+/// Calls send(i) for i in [0, n): with rate 0 at once, else record i at start + i / rate.
+/// The thread sleeps until the next record is due (with 1 ns timer slack, so it wakes on
+/// time rather than up to 50 us late) and then sends every record that is due; it does not
+/// spin, so it leaves the (shared, two-core) machine's other core to the rest of the pipeline.
+template <typename Send>
+void send_paced(std::int64_t n, std::int64_t rate, Send send) {
+  if (rate == 0) {
+    for (std::int64_t i = 0; i < n; ++i) send(i);
+    return;
+  }
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  const std::int64_t start = now_ns(), interval = 1'000'000'000 / rate;
+  for (std::int64_t i = 0; i < n;) {
+    const std::int64_t due = start + i * interval;
+    if (now_ns() < due) {
+      timespec ts{static_cast<time_t>(due / 1'000'000'000), static_cast<long>(due % 1'000'000'000)};
+      ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // steady_clock is CLOCK_MONOTONIC
+    }
+    const std::int64_t now = now_ns();
+    do send(i++);
+    while (i < n && start + i * interval <= now);
+  }
+}
+
+/// Latency samples across every iteration of a benchmark, reported as percentile counters.
+class latencies {
+ public:
+  void reserve(std::size_t n) { ns_.reserve(n); }
+  void add(std::int64_t ns) { ns_.push_back(ns); }
+  void report(benchmark::State& state, const std::string& prefix) {
+    if (ns_.empty()) return;
+    std::sort(ns_.begin(), ns_.end());
+    auto at = [&](double q) { return static_cast<double>(ns_[static_cast<std::size_t>(q * static_cast<double>(ns_.size() - 1))]) / 1e3; };
+    state.counters[prefix + "p50_us"] = at(0.50);
+    state.counters[prefix + "p99_us"] = at(0.99);
+    if (prefix.empty()) {
+      state.counters["p999_us"] = at(0.999);
+      state.counters["max_us"] = at(1.0);
+    }
+  }
+
+ private:
+  std::vector<std::int64_t> ns_;
+};
+
+/// A fresh data directory with one topic; on destruction its logs are truncated to zero
+/// (dirty pages dropped without writeback), closed, and the directory removed.
+class fresh_topic {
+ public:
+  explicit fresh_topic(std::int32_t partitions) {
+    auto d = data_dir::open(dir_.path() / "data");
+    if (!d) throw std::runtime_error(d.error().to_string());
+    dd_ = std::move(*d);
+    topic_config tc;
+    tc.partitions = partitions;
+    if (auto r = dd_->create_topic(topic, tc); !r) throw std::runtime_error(r.error().to_string());
+  }
+  ~fresh_topic() {
+    auto n = dd_->partition_count(topic);
+    for (std::int32_t p = 0; n && p < *n; ++p)
+      if (auto part = dd_->get_partition(topic, partition_id(p))) (void)(*part)->log().truncate_to(offset{0});
+    (void)dd_->close();
+  }
+  data_dir& operator*() { return *dd_; }
+
+ private:
+  bench::scratch_dir dir_;
+  std::unique_ptr<data_dir> dd_;
+};
+
+// ------------------------------------------------------------------ persisted pub/sub
+
+void BM_PubSub1P1C(benchmark::State& state) {
+  const std::int64_t rate = state.range(0);
+  const std::int64_t n = rate == 0 ? pubsub_records : paced_records;
+  latencies e2e, ack;
+  e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
+  cpu_split cpu;
+  for (auto _ : state) {
+    fresh_topic t(1);
+    consumer_config cc;
+    cc.fetch_min_bytes = 1;
+    cc.auto_offset_reset = offset_reset::earliest;
+    consumer con(*t, cc);
+    if (!con.assign({{topic, partition_id(0)}})) return state.SkipWithError("assign failed");
+    producer_config pc;
+    pc.acks = acks_mode::leader;
+    pc.linger = std::chrono::milliseconds(0);
+    producer prod(*t, pc);
+    // What the send callbacks touch, behind one pointer so the callback fits in
+    // std::function's small buffer (no allocation per record).
+    struct acks {
+      std::vector<std::int64_t> at;  // callback time by offset (paced runs)
+      std::atomic<std::int64_t> errors{0};
+      std::int64_t n;
+      bool timed;
+    } acks_ctx{std::vector<std::int64_t>(static_cast<std::size_t>(n)), {0}, n, rate != 0};
+
+    const double cpu0 = process_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    std::thread sender([&] {
+      const double tcpu0 = thread_cpu_seconds();
+      message m = make_message();
+      producer_record rec;
+      rec.topic = topic;
+      rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+      acks* a = &acks_ctx;
+      send_paced(n, rate, [&](std::int64_t i) {
+        stamp(m.bytes.data(), i);
+        prod.send(rec, [a](const result<record_metadata>& md) {
+          if (!md || md->offset.value() < 0 || md->offset.value() >= a->n) ++a->errors;
+          else if (a->timed) a->at[static_cast<std::size_t>(md->offset.value())] = now_ns();
+        });
+      });
+      (void)prod.flush();
+      cpu.producer += thread_cpu_seconds() - tcpu0;
+    });
+    const double ccpu0 = thread_cpu_seconds();
+    std::int64_t received = 0;
+    const char* error = nullptr;
+    while (received < n && error == nullptr) {
+      auto recs = con.poll(std::chrono::seconds(10));
+      if (!recs) error = "poll failed";
+      else if (recs->empty()) error = "no record for 10 s";
+      if (error) break;
+      const std::int64_t now = now_ns();
+      for (const auto& r : *recs) {
+        const std::byte* v = r.value().data();
+        if (r.value().size() != sizeof(message) || seq_of(v) != received) {
+          error = "record lost, duplicated or out of order";
+          break;
+        }
+        e2e.add(now - sent_ns_of(v));
+        ++received;
+      }
+    }
+    const std::int64_t t1 = now_ns();
+    cpu.consumer += thread_cpu_seconds() - ccpu0;
+    sender.join();
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (acks_ctx.errors != 0) error = "send failed";
+    if (error) return state.SkipWithError(error);
+    (void)prod.close();
+    // Acknowledgement latency (paced runs only: the clock reading costs the sender thread
+    // ~40 ns per record here): read the send times back from the log, by offset.
+    auto part = (*t).get_partition(topic, partition_id(0));
+    for (offset o{0}; rate != 0 && part && o < (*part)->high_watermark();) {
+      auto s = (*part)->read(o);
+      if (!s) break;
+      (void)s->for_each_record([&](const record_view& r) {
+        ack.add(acks_ctx.at[static_cast<std::size_t>(r.offset().value())] - sent_ns_of(r.value().data()));
+      });
+      o = s->next_offset();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(message)));
+  e2e.report(state, "");
+  ack.report(state, "ack_");
+  cpu.report(state, state.iterations() * n);
+}
+BENCHMARK(BM_PubSub1P1C)->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ------------------------------------------------------------------ in-memory queue baselines
+
+/// Each queue behind the same two calls: push (spins while full) and pop_bulk (returns
+/// 0 or more; the blocking queue sleeps up to 10 ms while empty).
+struct moodycamel_spin {
+  moodycamel::ConcurrentQueue<message> q{queue_slots};
+  moodycamel::ProducerToken ptok{q};
+  moodycamel::ConsumerToken ctok{q};
+  void push(const message& m) {
+    while (!q.try_enqueue(ptok, m)) __builtin_ia32_pause();
+  }
+  std::size_t pop_bulk(message* out, std::size_t max) {
+    std::size_t k = q.try_dequeue_bulk(ctok, out, max);
+    if (k == 0) __builtin_ia32_pause();
+    return k;
+  }
+};
+struct moodycamel_blocking {
+  moodycamel::BlockingConcurrentQueue<message> q{queue_slots};
+  moodycamel::ProducerToken ptok{q};
+  moodycamel::ConsumerToken ctok{q};
+  void push(const message& m) {
+    while (!q.try_enqueue(ptok, m)) __builtin_ia32_pause();
+  }
+  std::size_t pop_bulk(message* out, std::size_t max) {
+    return q.wait_dequeue_bulk_timed(ctok, out, max, std::chrono::milliseconds(10));
+  }
+};
+struct boost_spsc {
+  boost::lockfree::spsc_queue<message, boost::lockfree::capacity<queue_slots>> q;
+  void push(const message& m) {
+    while (!q.push(m)) __builtin_ia32_pause();
+  }
+  std::size_t pop_bulk(message* out, std::size_t max) {
+    std::size_t k = q.pop(out, max);
+    if (k == 0) __builtin_ia32_pause();
+    return k;
+  }
+};
+
+template <typename Queue>
+void BM_QueueBaseline(benchmark::State& state) {
+  const std::int64_t rate = state.range(0);
+  const std::int64_t n = rate == 0 ? queue_records : paced_records;
+  constexpr std::size_t max_poll = 500;  // as max.poll.records
+  latencies e2e;
+  e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
+  cpu_split cpu;
+  for (auto _ : state) {
+    auto q = std::make_unique<Queue>();
+    std::vector<message> got(max_poll);
+    const double cpu0 = process_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    std::thread sender([&] {
+      const double tcpu0 = thread_cpu_seconds();
+      message m = make_message();
+      send_paced(n, rate, [&](std::int64_t i) {
+        stamp(m.bytes.data(), i);
+        q->push(m);
+      });
+      cpu.producer += thread_cpu_seconds() - tcpu0;
+    });
+    const double ccpu0 = thread_cpu_seconds();
+    std::int64_t received = 0;
+    bool in_order = true;
+    while (received < n && in_order) {
+      const std::size_t k = q->pop_bulk(got.data(), max_poll);
+      if (k == 0) continue;
+      const std::int64_t now = now_ns();
+      for (std::size_t j = 0; j < k; ++j) {
+        in_order &= seq_of(got[j].bytes.data()) == received++;
+        e2e.add(now - sent_ns_of(got[j].bytes.data()));
+      }
+    }
+    const std::int64_t t1 = now_ns();
+    cpu.consumer += thread_cpu_seconds() - ccpu0;
+    sender.join();
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (!in_order) return state.SkipWithError("record lost, duplicated or out of order");
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(message)));
+  e2e.report(state, "");
+  cpu.report(state, state.iterations() * n);
+}
+BENCHMARK(BM_QueueBaseline<moodycamel_spin>)
+    ->Name("BM_QueueBaseline/moodycamel")
+    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueueBaseline<moodycamel_blocking>)
+    ->Name("BM_QueueBaseline/moodycamel_blocking")
+    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueueBaseline<boost_spsc>)
+    ->Name("BM_QueueBaseline/boost_spsc")
+    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ------------------------------------------------------------------ keyed produce
+
+void BM_ProduceKeyed(benchmark::State& state) {
+  const auto linger = std::chrono::milliseconds(state.range(0));
+  std::vector<std::string> keys;
+  for (int k = 0; k < keyed_keys; ++k) keys.push_back(fmt::format("user-{:05}", k));
+  cpu_split cpu;
+  for (auto _ : state) {
+    fresh_topic t(keyed_partitions);
+    producer_config pc;
+    pc.acks = acks_mode::leader;
+    pc.linger = linger;
+    producer prod(*t, pc);
+    std::atomic<std::int64_t> errors{0};
+    message m = make_message();
+    producer_record rec;
+    rec.topic = topic;
+    rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+    const double cpu0 = process_cpu_seconds(), tcpu0 = thread_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    for (std::int64_t i = 0; i < keyed_records; ++i) {
+      rec.key = keys[static_cast<std::size_t>(i % keyed_keys)];
+      prod.send(rec, [&](const result<record_metadata>& md) {
+        if (!md) ++errors;
+      });
+    }
+    (void)prod.flush();
+    const std::int64_t t1 = now_ns();
+    cpu.producer += thread_cpu_seconds() - tcpu0;
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (errors != 0) return state.SkipWithError("send failed");
+  }
+  state.SetItemsProcessed(state.iterations() * keyed_records);
+  cpu.report(state, state.iterations() * keyed_records);
+}
+BENCHMARK(BM_ProduceKeyed)->ArgName("linger_ms")->Arg(0)->Arg(5)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace

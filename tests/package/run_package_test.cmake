@@ -1,0 +1,90 @@
+# Runs one packaging check in a scratch directory; invoked by ctest as
+#   cmake -DMODE=find_package|add_subdirectory -DWORK_DIR=... -DBROOK_SOURCE_DIR=... -DBROOK_BINARY_DIR=...
+#         -DCXX_COMPILER=... [-DCXX_FLAGS=...] [-DBUILD_TYPE=...] [-DGENERATOR=...] [-DMAKE_PROGRAM=...]
+#         [-DPREFIX_PATH=a|b] [-DBROOK_VERSION=x.y.z] -P run_package_test.cmake
+#
+# find_package:     cmake --install <brook build dir> into WORK_DIR/prefix, then configure,
+#                   build and run tests/package/consumer against that prefix only.
+# add_subdirectory: configure, build and run tests/package/subdir_consumer, which
+#                   add_subdirectory()s the brook source tree.
+# The consumer gets the parent build's compiler, flags (sanitizers included) and build type.
+cmake_minimum_required(VERSION 3.25)
+
+foreach(v MODE WORK_DIR BROOK_SOURCE_DIR BROOK_BINARY_DIR CXX_COMPILER)
+  if(NOT DEFINED ${v} OR "${${v}}" STREQUAL "")
+    message(FATAL_ERROR "run_package_test.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+
+# Runs a command, echoing it; stops the test with its output on failure.
+function(run what)
+  string(REPLACE ";" " " shown "${ARGN}")
+  message(STATUS "${what}: ${shown}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}")
+  endif()
+  set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+set(configure_args
+  -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+  -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+if(GENERATOR)
+  list(APPEND configure_args -G ${GENERATOR})
+endif()
+if(MAKE_PROGRAM)
+  list(APPEND configure_args -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+endif()
+# Search paths travel in the environment (':'-separated), which spares list escaping.
+string(REPLACE "|" ";" prefix_path "${PREFIX_PATH}")
+
+if(MODE STREQUAL "find_package")
+  set(prefix "${WORK_DIR}/prefix")
+  run("install brook" ${CMAKE_COMMAND} --install "${BROOK_BINARY_DIR}" --prefix "${prefix}")
+  foreach(f include/brook/version.hpp include/brook/format/record_batch.hpp)
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "the install did not put ${f} under ${prefix}")
+    endif()
+  endforeach()
+  list(PREPEND prefix_path "${prefix}")
+  set(source_dir "${CMAKE_CURRENT_LIST_DIR}/consumer")
+  set(exe brook_package_consumer)
+  if(BROOK_VERSION)
+    list(APPEND configure_args -DBROOK_EXPECTED_VERSION=${BROOK_VERSION})
+  endif()
+elseif(MODE STREQUAL "add_subdirectory")
+  set(source_dir "${CMAKE_CURRENT_LIST_DIR}/subdir_consumer")
+  set(exe brook_subdir_consumer)
+  list(APPEND configure_args "-DBROOK_SOURCE_DIR=${BROOK_SOURCE_DIR}")
+else()
+  message(FATAL_ERROR "unknown MODE '${MODE}' (find_package or add_subdirectory)")
+endif()
+
+if(NOT "$ENV{CMAKE_PREFIX_PATH}" STREQUAL "")
+  list(APPEND prefix_path "$ENV{CMAKE_PREFIX_PATH}")
+endif()
+list(JOIN prefix_path ":" prefix_path)
+set(ENV{CMAKE_PREFIX_PATH} "${prefix_path}")
+
+set(build_dir "${WORK_DIR}/build")
+run("configure ${exe}" ${CMAKE_COMMAND} -S "${source_dir}" -B "${build_dir}" ${configure_args})
+if(MODE STREQUAL "find_package")
+  # brook must come from the fresh install, never from the build or source tree.
+  file(STRINGS "${build_dir}/CMakeCache.txt" brook_dir REGEX "^brook_DIR:")
+  string(REGEX REPLACE "^brook_DIR:[A-Z]+=" "" brook_dir "${brook_dir}")
+  file(REAL_PATH "${brook_dir}" brook_dir)
+  file(REAL_PATH "${prefix}" real_prefix)
+  string(FIND "${brook_dir}/" "${real_prefix}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "find_package(brook) used ${brook_dir}, not the install in ${prefix}")
+  endif()
+endif()
+run("build ${exe}" ${CMAKE_COMMAND} --build "${build_dir}")
+run("run ${exe}" "${build_dir}/${exe}")
+message(STATUS "${run_output}")
