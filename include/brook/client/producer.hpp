@@ -158,6 +158,7 @@ class producer {
   struct topic_cache {
     std::uint64_t version = ~0ull;
     std::vector<std::shared_ptr<partition>> parts;
+    std::vector<std::unique_ptr<batch>> open;  // the open batch of each partition, if any
   };
   struct enqueue_result {
     bool ok_ = true;
@@ -179,9 +180,11 @@ class producer {
     if (cb) cb(result<record_metadata>(e));
   }
 
-  /// The topic's partitions, re-read when the data directory's metadata changed.
-  result<std::vector<std::shared_ptr<partition>>*> partitions_of(const std::string& topic) {
-    auto& tc = topics_[topic];
+  /// The topic's state, its partitions re-read when the data directory's metadata changed.
+  result<topic_cache*> topic_of(const std::string& topic) {
+    auto it = topics_.find(std::string_view(topic));
+    if (it == topics_.end()) it = topics_.emplace(topic, topic_cache{}).first;
+    auto& tc = it->second;
     const std::uint64_t v = dd_.metadata_version();
     if (tc.version != v) {
       auto n = dd_.partition_count(topic);
@@ -193,13 +196,14 @@ class producer {
         parts.push_back(std::move(*p));
       }
       tc.parts = std::move(parts);
+      tc.open.resize(std::max(tc.open.size(), tc.parts.size()));  // open batches keep their partition
       tc.version = v;
     }
-    return &tc.parts;
+    return &tc;
   }
 
   enqueue_result enqueue(const producer_record& rec, send_callback cb) {
-    const timestamp_ms ts = rec.timestamp.value_or(dd_.clock()->now_ms());
+    const timestamp_ms ts = rec.timestamp ? *rec.timestamp : dd_.clock()->now_ms();
     const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
     if (rsize + batch_layout::header_size > cfg_.max_request_size)
       return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
@@ -207,9 +211,9 @@ class producer {
                   std::move(cb));
     std::unique_lock lk(mu_);
     if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
-    auto parts = partitions_of(rec.topic);
-    if (!parts) return fail(parts.error(), std::move(cb));
-    const auto n = static_cast<std::int32_t>((*parts)->size());
+    auto tc = topic_of(rec.topic);
+    if (!tc) return fail(tc.error(), std::move(cb));
+    const auto n = static_cast<std::int32_t>((*tc)->parts.size());
     partition_id pid{0};
     if (rec.partition) {
       pid = *rec.partition;
@@ -222,18 +226,18 @@ class producer {
       lk.lock();
       // Kafka's abortOnNewBatch: if this record would start a new batch on that partition,
       // tell the partitioner (a sticky one moves on) and ask again, once.
-      if (needs_new_batch_locked(rec.topic, pid, rsize)) {
+      if (needs_new_batch_locked(**tc, pid, rsize)) {
         lk.unlock();
         cfg_.partitioner->on_new_batch(rec.topic, n, pid);
         pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
         lk.lock();
       }
       if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
-      parts = partitions_of(rec.topic);
-      if (!parts) return fail(parts.error(), std::move(cb));
-      if (pid.value() < 0 || pid.value() >= static_cast<std::int32_t>((*parts)->size()))
+      tc = topic_of(rec.topic);
+      if (!tc) return fail(tc.error(), std::move(cb));
+      if (pid.value() < 0 || pid.value() >= static_cast<std::int32_t>((*tc)->parts.size()))
         return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
-                               (*parts)->size(), rec.topic),
+                               (*tc)->parts.size(), rec.topic),
                     std::move(cb));
     }
     // buffer.memory back-pressure.
@@ -249,17 +253,16 @@ class producer {
         return fail(make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
                                need, cfg_.max_block.count(), cfg_.buffer_memory),
                     std::move(cb));
-      parts = partitions_of(rec.topic);
-      if (!parts || pid.value() >= static_cast<std::int32_t>((*parts)->size()))
+      tc = topic_of(rec.topic);
+      if (!tc || pid.value() >= static_cast<std::int32_t>((*tc)->parts.size()))
         return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
                     std::move(cb));
     }
-    auto key = std::make_pair(rec.topic, pid.value());
-    auto& open = open_[key];
+    auto& open = (*tc)->open[static_cast<std::size_t>(pid.value())];
     if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size)
       close_batch_locked(open);
     if (!open) {
-      open = new_batch_locked((**parts)[static_cast<std::size_t>(pid.value())]);
+      open = new_batch_locked((*tc)->parts[static_cast<std::size_t>(pid.value())]);
     }
     open->builder.append(ts, rec.key, rec.value, rec.headers);
     open->records.push_back({std::move(cb), ts});
@@ -275,10 +278,10 @@ class producer {
   }
 
   /// Would a record of rsize bytes for (topic, pid) start a new batch?
-  bool needs_new_batch_locked(const std::string& topic, partition_id pid, std::size_t rsize) {
-    auto it = open_.find(std::make_pair(topic, pid.value()));
-    if (it == open_.end() || !it->second) return true;
-    const auto& b = it->second->builder;
+  bool needs_new_batch_locked(const topic_cache& tc, partition_id pid, std::size_t rsize) const {
+    const auto i = static_cast<std::size_t>(pid.value());
+    if (i >= tc.open.size() || !tc.open[i]) return true;
+    const auto& b = tc.open[i]->builder;
     return !b.empty() && b.size_bytes() + rsize > cfg_.batch_size;
   }
 
@@ -309,8 +312,9 @@ class producer {
   }
 
   void close_all_open_locked() {
-    for (auto& [_, b] : open_)
-      if (b) close_batch_locked(b);
+    for (auto& [_, tc] : topics_)
+      for (auto& b : tc.open)
+        if (b) close_batch_locked(b);
   }
 
   void run_sender() {
@@ -319,12 +323,14 @@ class producer {
       // Close batches whose linger expired.
       auto now = std::chrono::steady_clock::now();
       has_deadline_ = false;
-      for (auto& [_, b] : open_) {
-        if (!b) continue;
-        if (b->deadline <= now) close_batch_locked(b);
-        else if (!has_deadline_ || b->deadline < next_deadline_) {
-          next_deadline_ = b->deadline;
-          has_deadline_ = true;
+      for (auto& [_, tc] : topics_) {
+        for (auto& b : tc.open) {
+          if (!b) continue;
+          if (b->deadline <= now) close_batch_locked(b);
+          else if (!has_deadline_ || b->deadline < next_deadline_) {
+            next_deadline_ = b->deadline;
+            has_deadline_ = true;
+          }
         }
       }
       if (ready_.empty()) {
@@ -378,8 +384,7 @@ class producer {
   std::condition_variable cv_;        // sender: work or a deadline
   std::condition_variable space_cv_;  // send(): buffer space
   std::condition_variable done_cv_;   // flush(): completions
-  std::map<std::string, topic_cache> topics_;
-  std::map<std::pair<std::string, std::int32_t>, std::unique_ptr<batch>> open_;
+  std::map<std::string, topic_cache, std::less<>> topics_;
   std::deque<std::unique_ptr<batch>> ready_;
   std::vector<std::unique_ptr<batch>> spare_;
   std::size_t buffered_ = 0;

@@ -103,6 +103,9 @@ class index_file {
     if (cap_entries * entry_size != *sz) BROOK_TRY(f->truncate(cap_entries * entry_size));
     auto r = mapped_region::map_file(*f, cap_entries * entry_size, true);
     if (!r) return r.error();
+    // Entries are written one page at a time into a sparse file: without this, the first
+    // write fault reads ahead (zero-fills) megabytes of the preallocated index.
+    (*r)->advise(MADV_RANDOM);
     file_ = std::move(*f);
     map_ = std::move(*r);
     max_entries_ = cap_entries;

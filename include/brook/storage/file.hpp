@@ -168,6 +168,10 @@ class mapped_region {
 
   std::byte* data() const noexcept { return static_cast<std::byte*>(addr_); }
   std::size_t size() const noexcept { return len_; }
+  /// madvise(2) hint for the whole region; failures are ignored (it is only a hint).
+  void advise(int advice) const noexcept {
+    if (addr_ != nullptr && len_ > 0) (void)::madvise(addr_, len_, advice);
+  }
 
   /// msync(MS_SYNC) of [0, len).
   result<void> sync(std::size_t len) const {
