@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -171,26 +172,46 @@ TEST_CASE("acks=0 reports offset -1; sticky null keys stay on one partition per 
 TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeout", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 1);
-  // buffer.memory smaller than two records, and a linger that keeps the first record's
-  // batch open: the second send() cannot get space until something is appended.
   producer_config pc;
-  pc.buffer_memory = 300;
+  pc.buffer_memory = 300;  // less than two of the records below
   pc.linger = std::chrono::milliseconds(60'000);
   pc.batch_size = 1 << 20;
   pc.max_block = std::chrono::milliseconds(50);
   producer p(*dd, pc);
   std::string v(150, 'x');
-  auto first = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
-  auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
-  auto r2 = second.get();  // the open batch holds the first record's bytes: no room
-  REQUIRE_FALSE(r2);
-  CHECK(r2.error() == errc::timeout);
-  REQUIRE(p.flush());
-  REQUIRE(first.get());
-  // Space is back once the batch was appended.
-  auto third = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
-  REQUIRE(p.flush());
-  CHECK(third.get());
+  SECTION("a stuck sender (its callback blocks) cannot free space: the next send times out") {
+    std::promise<void> release;
+    auto released = release.get_future().share();
+    std::promise<void> entered;
+    p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt}, [&](const result<record_metadata>& r) {
+      CHECK(r);
+      entered.set_value();
+      released.wait();  // callbacks run on the sender thread: it is stuck until released
+    });
+    auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    entered.get_future().wait();
+    auto third = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    release.set_value();
+    auto r2 = second.get();
+    auto r3 = third.get();
+    // While the first batch's bytes were held, at most one of the later sends could fit.
+    CHECK((!r2 || !r3));
+    if (!r3) CHECK(r3.error() == errc::timeout);
+    if (!r2) CHECK(r2.error() == errc::timeout);
+    REQUIRE(p.flush());
+  }
+  SECTION("an exhausted buffer closes open batches at once, whatever linger.ms says") {
+    auto first = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    CHECK(first.get());
+    CHECK(second.get());  // no 60 s linger wait, no timeout
+  }
+  SECTION("a record larger than buffer.memory is refused at once") {
+    std::string huge(400, 'h');
+    auto r = p.send(producer_record{"t", std::nullopt, "k", huge, {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::record_too_large);
+  }
 }
 
 TEST_CASE("close() drains everything sent from many threads", "[client][producer]") {

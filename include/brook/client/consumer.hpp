@@ -11,7 +11,8 @@
 // has passed with some data, or the poll timeout, or wakeup() from another thread (then
 // it fails with errc::wakeup).
 //
-// Positions: a partition without a position takes one from auto.offset.reset (earliest:
+// Positions move only with the records a poll returns: a poll that fails puts back any
+// records it had fetched. A partition without a position takes one from auto.offset.reset (earliest:
 // the log start; latest: the high watermark; none: offset_out_of_range). A position that
 // falls outside the log (retention moved the log start past it) is reset the same way, or
 // poll() fails with offset_out_of_range under none. Records are never skipped silently
@@ -166,12 +167,22 @@ class consumer {
     auto fetch_deadline = steady::now() + cfg_.fetch_max_wait;
     consumer_records out;
     std::size_t bytes = 0;
+    // Positions move only with records handed to the caller: a poll that fails (wakeup,
+    // offset_out_of_range, corrupt_message) after fetching some records puts them back.
+    std::vector<std::pair<state*, std::optional<offset>>> start_positions;
+    start_positions.reserve(parts_.size());
+    for (auto& [tp, s] : parts_) start_positions.emplace_back(&s, s.position);
+    auto fail = [&](brook::error e) -> result<consumer_records> {
+      for (auto& [s, pos] : start_positions) s->position = pos;
+      return e;
+    };
     for (;;) {
-      if (wakeup_.exchange(false, std::memory_order_acq_rel))
-        return make_error(errc::wakeup, "poll() interrupted by wakeup()");
+      // Read the sequence before the flag: a wakeup() between the two is seen by one of them.
       const std::uint64_t seen = dd_.notifier().sequence();
+      if (wakeup_.exchange(false, std::memory_order_acq_rel))
+        return fail(make_error(errc::wakeup, "poll() interrupted by wakeup()"));
       auto r = fetch_into(out, bytes);
-      if (!r) return r.error();
+      if (!r) return fail(r.error());
       const auto now = steady::now();
       if (out.size() >= cfg_.max_poll_records || bytes >= std::max<std::size_t>(cfg_.fetch_min_bytes, 1)) return out;
       if (now >= poll_deadline) return out;

@@ -8,7 +8,8 @@
 // open for linger.ms, on flush(), or on close(). With linger.ms = 0 a batch closes as soon
 // as the sender thread is free, so records sent while it is busy still share batches. buffer.memory bounds the bytes held in
 // batches not yet appended; a send() that would exceed it blocks up to max.block.ms and
-// then fails with errc::timeout. A record larger than max.request.size fails with
+// then fails with errc::timeout (while it waits, every open batch counts as ready, as in
+// Kafka). A record larger than max.request.size or buffer.memory fails with
 // record_too_large without being queued.
 //
 // Errors are never swallowed: every send() completes its callback or future exactly
@@ -209,6 +210,10 @@ class producer {
       return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
                              rsize + batch_layout::header_size, cfg_.max_request_size),
                   std::move(cb));
+    if (rsize + batch_layout::header_size > cfg_.buffer_memory)
+      return fail(make_error(errc::record_too_large, "record of {} bytes exceeds buffer.memory {}",
+                             rsize + batch_layout::header_size, cfg_.buffer_memory),
+                  std::move(cb));
     std::unique_lock lk(mu_);
     if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
     auto tc = topic_of(rec.topic);
@@ -244,6 +249,9 @@ class producer {
     const std::size_t need = rsize + batch_layout::header_size;
     if (buffered_ + need > cfg_.buffer_memory) {
       auto deadline = std::chrono::steady_clock::now() + cfg_.max_block;
+      // The buffer is exhausted: every open batch is ready now, whatever linger.ms says
+      // (Kafka's RecordAccumulator.ready() treats an exhausted pool the same way).
+      close_all_open_locked();
       cv_.notify_all();  // let the sender drain
       bool got = space_cv_.wait_until(lk, deadline, [&] {
         return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_;
