@@ -118,9 +118,11 @@ class producer {
     std::unique_lock lk(mu_);
     close_all_open_locked();
     const std::uint64_t target = enqueued_seq_;
-    cv_.notify_all();
+    wake_sender_locked();
     // Done when no unfinished batch holds a record sent before this call.
+    ++done_waiters_;
     done_cv_.wait(lk, [&] { return incomplete_.empty() || *incomplete_.begin() > target; });
+    --done_waiters_;
     return ok();
   }
 
@@ -252,10 +254,12 @@ class producer {
       // The buffer is exhausted: every open batch is ready now, whatever linger.ms says
       // (Kafka's RecordAccumulator.ready() treats an exhausted pool the same way).
       close_all_open_locked();
-      cv_.notify_all();  // let the sender drain
+      wake_sender_locked();  // let the sender drain
+      ++space_waiters_;
       bool got = space_cv_.wait_until(lk, deadline, [&] {
         return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_;
       });
+      --space_waiters_;
       if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
       if (!got)
         return fail(make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
@@ -309,14 +313,20 @@ class producer {
     if (!has_deadline_ || b->deadline < next_deadline_) {
       next_deadline_ = b->deadline;
       has_deadline_ = true;
-      cv_.notify_all();
+      wake_sender_locked();
     }
     return b;
   }
 
   void close_batch_locked(std::unique_ptr<batch>& b) {
     ready_.push_back(std::move(b));
-    cv_.notify_all();
+    wake_sender_locked();
+  }
+
+  /// Wakes the sender if it is waiting (a busy sender looks at everything before it waits
+  /// again, so a notification then would only cost a futex call).
+  void wake_sender_locked() {
+    if (sender_waiting_) cv_.notify_one();
   }
 
   void close_all_open_locked() {
@@ -343,8 +353,10 @@ class producer {
       }
       if (ready_.empty()) {
         if (closed_) return;
+        sender_waiting_ = true;
         if (has_deadline_) cv_.wait_until(lk, next_deadline_);
         else cv_.wait(lk);
+        sender_waiting_ = false;
         continue;
       }
       std::deque<std::unique_ptr<batch>> work;
@@ -359,8 +371,8 @@ class producer {
         b->records.clear();
         if (spare_.size() < 16) spare_.push_back(std::move(b));
       }
-      space_cv_.notify_all();
-      done_cv_.notify_all();
+      if (space_waiters_ > 0) space_cv_.notify_all();
+      if (done_waiters_ > 0) done_cv_.notify_all();
     }
   }
 
@@ -400,6 +412,9 @@ class producer {
   std::multiset<std::uint64_t> incomplete_;  // first_seq of every batch not yet completed
   std::chrono::steady_clock::time_point next_deadline_{};
   bool has_deadline_ = false;
+  bool sender_waiting_ = false;  // the sender is blocked on cv_
+  int space_waiters_ = 0;        // send() calls waiting for buffer space
+  int done_waiters_ = 0;         // flush() calls waiting for completions
   bool closing_ = false;
   bool closed_ = false;
   std::thread sender_;
