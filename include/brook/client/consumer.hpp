@@ -260,7 +260,10 @@ class consumer {
       read_options ro;
       ro.max_bytes = std::min(cfg_.max_partition_fetch_bytes, std::max<std::size_t>(cfg_.fetch_max_bytes - bytes, 1));
       auto slice = s.part->read(*s.position, ro);
-      if (!slice && slice.error() == errc::offset_out_of_range) {
+      // Out of range: reset by policy and read again. Retention may move the log start again
+      // between the reset and the read, so retry (the log start only moves forward, and
+      // each reset lands on its newest value).
+      for (int tries = 0; !slice && slice.error() == errc::offset_out_of_range && tries < 64; ++tries) {
         BROOK_TRY(ensure_position(tp, s, /*out_of_range=*/true));
         slice = s.part->read(*s.position, ro);
       }
