@@ -114,6 +114,8 @@ class producer {
   }
 
   /// Closes every open batch and waits until everything sent before this call completed.
+  /// REQUIRES: not called from a send callback (callbacks run on the sender thread, which
+  /// flush() waits for; as in Kafka, that would deadlock).
   result<void> flush() {
     std::unique_lock lk(mu_);
     close_all_open_locked();
@@ -126,8 +128,10 @@ class producer {
     return ok();
   }
 
-  /// Flushes and stops the sender thread. Later sends fail with errc::closed.
+  /// Flushes and stops the sender thread. Later sends fail with errc::closed. Concurrent
+  /// calls all return once it is closed. REQUIRES: not called from a send callback.
   result<void> close() {
+    std::lock_guard close_lock(close_mu_);
     {
       std::unique_lock lk(mu_);
       if (closed_) return ok();
@@ -400,6 +404,7 @@ class producer {
 
   data_dir& dd_;
   producer_config cfg_;
+  std::mutex close_mu_;  // serialises close()
   std::mutex mu_;
   std::condition_variable cv_;        // sender: work or a deadline
   std::condition_variable space_cv_;  // send(): buffer space
