@@ -29,3 +29,10 @@
 #include <brook/client/producer.hpp>
 #include <brook/client/consumer_record.hpp>
 #include <brook/client/consumer.hpp>
+
+// group
+#include <brook/group/assignor.hpp>
+#include <brook/group/range_assignor.hpp>
+#include <brook/group/round_robin_assignor.hpp>
+#include <brook/group/sticky_assignor.hpp>
+#include <brook/group/cooperative_sticky_assignor.hpp>
