@@ -121,6 +121,19 @@ class index_file {
   /// Bytes of entry i. REQUIRES: i < entries() as loaded by the caller.
   const std::byte* entry(std::size_t i) const noexcept { return map_->data() + i * entry_size_; }
 
+  /// Number of leading entries e (of the first n) for which at_or_below(e) holds, by binary
+  /// search: entries are sorted, so that is the index just past the greatest such entry.
+  template <typename Pred>
+  std::size_t count_at_or_below(std::size_t n, Pred at_or_below) const {
+    std::size_t lo = 0, hi = n;
+    while (lo < hi) {
+      std::size_t mid = lo + (hi - lo) / 2;
+      if (at_or_below(mid)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   /// Space for the next entry; fill it then call commit(). REQUIRES: !full(), writable.
   std::byte* prepare() noexcept { return map_->data() + count_.load(std::memory_order_relaxed) * entry_size_; }
   void commit() noexcept { count_.fetch_add(1, std::memory_order_release); }

@@ -60,13 +60,7 @@ class offset_index {
 
   /// Greatest entry with offset <= target; {base, 0} when there is none.
   entry lookup(brook::offset target) const noexcept {
-    std::size_t n = entries();
-    std::size_t lo = 0, hi = n;  // first entry with offset > target
-    while (lo < hi) {
-      std::size_t mid = lo + (hi - lo) / 2;
-      if (at(mid).offset <= target) lo = mid + 1;
-      else hi = mid;
-    }
+    std::size_t lo = file_.count_at_or_below(entries(), [&](std::size_t i) { return at(i).offset <= target; });
     if (lo == 0) return {base_, file_pos(0)};
     return at(lo - 1);
   }

@@ -68,13 +68,7 @@ class time_index {
 
   /// Greatest entry with timestamp <= ts; {-1, base} when there is none.
   entry lookup(timestamp_ms ts) const noexcept {
-    std::size_t n = entries();
-    std::size_t lo = 0, hi = n;
-    while (lo < hi) {
-      std::size_t mid = lo + (hi - lo) / 2;
-      if (at(mid).timestamp <= ts) lo = mid + 1;
-      else hi = mid;
-    }
+    std::size_t lo = file_.count_at_or_below(entries(), [&](std::size_t i) { return at(i).timestamp <= ts; });
     if (lo == 0) return {-1, base_};
     return at(lo - 1);
   }
