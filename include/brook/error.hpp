@@ -39,6 +39,9 @@ enum class errc : int {
   not_leader_or_follower = 6,
   request_timed_out = 7,
   record_too_large = 10,  // Kafka: MESSAGE_TOO_LARGE
+  offset_metadata_too_large = 12,
+  coordinator_not_available = 15,
+  not_coordinator = 16,
   invalid_topic = 17,     // Kafka: INVALID_TOPIC_EXCEPTION
   record_list_too_large = 18,
   not_enough_replicas = 19,
@@ -50,6 +53,7 @@ enum class errc : int {
   unknown_member_id = 25,
   invalid_session_timeout = 26,
   rebalance_in_progress = 27,
+  invalid_commit_offset_size = 28,
   invalid_timestamp = 32,
   topic_already_exists = 36,
   invalid_partitions = 37,
@@ -58,7 +62,12 @@ enum class errc : int {
   invalid_request = 42,
   kafka_storage_error = 56,
   log_dir_not_found = 57,
+  non_empty_group = 68,
+  group_id_not_found = 69,
   unsupported_compression_type = 76,
+  member_id_required = 79,
+  group_max_size_reached = 81,
+  fenced_instance_id = 82,
   invalid_record = 87,
   // brook-specific (no Kafka number).
   log_dir_locked = 1000,    // another process owns the data directory
@@ -81,6 +90,9 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
     case errc::request_timed_out: return "REQUEST_TIMED_OUT";
     case errc::record_too_large: return "MESSAGE_TOO_LARGE";
+    case errc::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
+    case errc::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
+    case errc::not_coordinator: return "NOT_COORDINATOR";
     case errc::invalid_topic: return "INVALID_TOPIC_EXCEPTION";
     case errc::record_list_too_large: return "RECORD_LIST_TOO_LARGE";
     case errc::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
@@ -92,6 +104,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::unknown_member_id: return "UNKNOWN_MEMBER_ID";
     case errc::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
     case errc::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
+    case errc::invalid_commit_offset_size: return "INVALID_COMMIT_OFFSET_SIZE";
     case errc::invalid_timestamp: return "INVALID_TIMESTAMP";
     case errc::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
     case errc::invalid_partitions: return "INVALID_PARTITIONS";
@@ -100,7 +113,12 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::invalid_request: return "INVALID_REQUEST";
     case errc::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case errc::log_dir_not_found: return "LOG_DIR_NOT_FOUND";
+    case errc::non_empty_group: return "NON_EMPTY_GROUP";
+    case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
     case errc::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
+    case errc::member_id_required: return "MEMBER_ID_REQUIRED";
+    case errc::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
+    case errc::fenced_instance_id: return "FENCED_INSTANCE_ID";
     case errc::invalid_record: return "INVALID_RECORD";
     case errc::log_dir_locked: return "LOG_DIR_LOCKED";
     case errc::timeout: return "TIMEOUT";
