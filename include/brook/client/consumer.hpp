@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -114,6 +115,13 @@ class consumer {
     return ok();
   }
 
+  /// Whether tp has a position (set by seek or by an earlier poll), without resolving
+  /// auto.offset.reset. false for a partition that is not assigned.
+  bool has_position(const topic_partition& tp) const {
+    auto it = parts_.find(tp);
+    return it != parts_.end() && it->second.position.has_value();
+  }
+
   /// The offset of the next record poll() will return for tp (resolving auto.offset.reset).
   result<offset> position(const topic_partition& tp) {
     auto* s = find(tp);
@@ -161,7 +169,14 @@ class consumer {
 
   /// Fetches records; see the header comment. Errors: offset_out_of_range (reset policy
   /// none), corrupt_message (a damaged batch, with file and byte), wakeup.
-  result<consumer_records> poll(std::chrono::milliseconds timeout) {
+  result<consumer_records> poll(std::chrono::milliseconds timeout) { return poll(timeout, nullptr); }
+
+  /// poll() that also returns (with what it has, possibly nothing) as soon as
+  /// `return_early` is true. It is checked whenever the consumer wakes up: whoever makes
+  /// it true must then call the data directory's notifier().notify(). The group consumer
+  /// uses it to leave a long poll when its group starts a rebalance.
+  template <typename Pred>
+  result<consumer_records> poll(std::chrono::milliseconds timeout, const Pred& return_early) {
     using steady = std::chrono::steady_clock;
     const auto poll_deadline = steady::now() + timeout;
     auto fetch_deadline = steady::now() + cfg_.fetch_max_wait;
@@ -183,6 +198,9 @@ class consumer {
         return fail(make_error(errc::wakeup, "poll() interrupted by wakeup()"));
       auto r = fetch_into(out, bytes);
       if (!r) return fail(r.error());
+      if constexpr (!std::is_null_pointer_v<Pred>) {
+        if (return_early()) return out;
+      }
       const auto now = steady::now();
       if (out.size() >= cfg_.max_poll_records || bytes >= std::max<std::size_t>(cfg_.fetch_min_bytes, 1)) return out;
       if (now >= poll_deadline) return out;
