@@ -315,3 +315,43 @@ TEST_CASE("misuse gets clear errors", "[group][consumer]") {
   REQUIRE(d.close());
   CHECK(d.poll(0ms).error() == errc::closed);
 }
+
+TEST_CASE("closing while the join is pending leaves at once: the others do not wait for a timeout",
+          "[group][consumer]") {
+  group_env env;
+  env.create_topic("t", 2);
+  group_consumer a(*env.dd, *env.coord, env.consumer_config("g"));
+  REQUIRE(a.subscribe({"t"}));
+  settle({&a});
+  {
+    group_consumer b(*env.dd, *env.coord, env.consumer_config("g"));
+    REQUIRE(b.subscribe({"t"}));
+    REQUIRE(b.poll(0ms));  // joins; the group waits for a to rejoin
+    CHECK(env.coord->describe_group("g")->state == group_state::preparing_rebalance);
+    REQUIRE(b.close());
+  }
+  settle({&a});
+  auto d = env.coord->describe_group("g");
+  CHECK(d->state == group_state::stable);
+  CHECK(d->members.size() == 1);
+  CHECK(a.assignment().size() == 2);
+}
+
+TEST_CASE("wakeup() fails one poll, without losing records", "[group][consumer]") {
+  group_env env;
+  env.create_topic("t", 1);
+  group_consumer c(*env.dd, *env.coord, env.consumer_config("g"));
+  REQUIRE(c.subscribe({"t"}));
+  settle({&c});
+  c.wakeup();
+  auto r = c.poll(0ms);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::wakeup);
+  env.produce("t", 0, 3);
+  CHECK(poll_count(c) == 3);
+  env.produce("t", 0, 2);
+  c.wakeup();  // records already available are returned first
+  CHECK(poll_count(c) == 2);
+  CHECK(c.poll(0ms).error() == errc::wakeup);
+  CHECK(poll_count(c) == 0);
+}

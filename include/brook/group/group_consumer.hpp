@@ -44,6 +44,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <brook/client/consumer.hpp>
@@ -157,9 +158,13 @@ class group_consumer {
       if (!*active) return consumer_records{};  // the rebalance is still under way
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      auto recs = inner_.poll(std::max(left, std::chrono::milliseconds(0)), [this] { return live_->rejoin_needed.load(); });
+      auto recs = inner_.poll(std::max(left, std::chrono::milliseconds(0)),
+                              [this] { return live_->rejoin_needed.load() || woken(); });
       if (!recs) return recs.error();
-      if (!recs->empty() || std::chrono::steady_clock::now() >= deadline) return recs;
+      // Records already taken are returned; a wakeup then fails the next poll instead.
+      if (!recs->empty()) return recs;
+      if (take_wakeup()) return make_error(errc::wakeup, "poll() interrupted by wakeup()");
+      if (std::chrono::steady_clock::now() >= deadline) return recs;
     }
   }
 
@@ -201,14 +206,14 @@ class group_consumer {
   /// The error of the last automatic commit, if it failed.
   const std::optional<error>& last_auto_commit_error() const noexcept { return auto_commit_error_; }
 
-  /// Makes a blocked (or the next) poll() fail with errc::wakeup. Thread-safe.
+  /// Makes a blocked (or the next) poll() fail with errc::wakeup (once). Thread-safe.
   void wakeup() {
     {
       std::lock_guard lk(replies_->mu);
       replies_->woken = true;
     }
     replies_->cv.notify_all();
-    inner_.wakeup();
+    dd_.notifier().notify();
   }
 
   /// Commits (with auto-commit), revokes the partitions (listener) and leaves the group; a
@@ -390,8 +395,10 @@ class group_consumer {
       replies_->sync.reset();
     }
     live_->rejoin_needed.store(false);
+    need_rejoin_ = false;
+    subscription_changed_ = false;  // this join carries the current subscription
     phase_ = phase::joining;
-    coord_.join_group(std::move(req), [rep = replies_, seq](result<join_group_response> r) {
+    auto id = coord_.join_group(std::move(req), [rep = replies_, seq](result<join_group_response> r) {
       {
         std::lock_guard lk(rep->mu);
         if (rep->seq != seq) return;
@@ -399,6 +406,7 @@ class group_consumer {
       }
       rep->cv.notify_all();
     });
+    if (member_id_.empty()) member_id_ = std::move(id);  // lets close() leave before the join completes
   }
 
   void send_sync(std::map<std::string, std::vector<std::byte>> assignments) {
@@ -423,6 +431,15 @@ class group_consumer {
       }
       rep->cv.notify_all();
     });
+  }
+
+  bool woken() const {
+    std::lock_guard lk(replies_->mu);
+    return replies_->woken;
+  }
+  bool take_wakeup() {
+    std::lock_guard lk(replies_->mu);
+    return std::exchange(replies_->woken, false);
   }
 
   /// Waits (until the deadline) for the answer `slot` selects. nullopt: not yet.

@@ -234,16 +234,20 @@ class group_coordinator {
 
   /// JoinGroup. `done` runs once: at once on an error or when the join phase can complete
   /// now, otherwise when the last member joins or the rebalance timeout passes (tick()).
+  /// Returns the member id the member has from now on (empty if the request was refused),
+  /// so a member can leave before its join completes (the role of KIP-394's early id).
   /// Errors: invalid_group_id, invalid_session_timeout, inconsistent_group_protocol,
-  /// unknown_member_id, fenced_instance_id, group_max_size_reached, closed.
-  void join_group(join_group_request req, join_callback done) {
+  /// unknown_member_id, fenced_instance_id, group_max_size_reached.
+  std::string join_group(join_group_request req, join_callback done) {
     completions out;
+    std::string id;
     {
       std::lock_guard lk(mu_);
-      handle_join(std::move(req), std::move(done), out);
+      id = handle_join(std::move(req), std::move(done), out);
     }
     out.run();
     wake_timer();
+    return id;
   }
 
   /// SyncGroup. The leader's call carries the assignment and completes every member's sync.
@@ -729,8 +733,11 @@ class group_coordinator {
     return best;
   }
 
-  void handle_join(join_group_request req, join_callback done, completions& out) {
-    auto fail = [&](brook::error e) { out.add([done, e] { done(e); }); };
+  std::string handle_join(join_group_request req, join_callback done, completions& out) {
+    auto fail = [&](brook::error e) {
+      out.add([done, e] { done(e); });
+      return std::string();
+    };
     if (auto r = validate_group_id(req.group_id); !r) return fail(r.error());
     if (req.session_timeout < cfg_.group_min_session_timeout || req.session_timeout > cfg_.group_max_session_timeout)
       return fail(make_error(errc::invalid_session_timeout, "session.timeout.ms {} is outside [{}, {}]",
@@ -786,13 +793,13 @@ class group_coordinator {
       } else {
         prepare_rebalance(g, fmt::format("member {} joined", id), out);
       }
-      return;
+      return id;
     }
 
     if (auto r = check_member(g, req.member_id, req.group_instance_id); !r) return fail(r.error());
     member& m = g.members.at(req.member_id);
+    const std::string id = m.id;
     m.last_heartbeat = now();
-    if (m.liveness != req.liveness && req.liveness) m.liveness = req.liveness;
     switch (g.state) {
       case group_state::empty:
       case group_state::dead:
@@ -801,30 +808,30 @@ class group_coordinator {
         fill_member(m, req);
         replace_join_callback(m, std::move(done), out);
         try_complete_join(g, out);
-        return;
+        return id;
       case group_state::completing_rebalance:
         if (m.same_protocols(req.protocols)) {
           // The member lost our answer: give it again.
           m.awaiting_join = std::move(done);
           answer_join(g, m, out);
-          return;
+          return id;
         }
         fill_member(m, req);
         m.awaiting_join = std::move(done);
         prepare_rebalance(g, fmt::format("member {} changed its protocols", m.id), out);
-        return;
+        return id;
       case group_state::stable:
         if (g.leader != m.id && m.same_protocols(req.protocols)) {
           m.awaiting_join = std::move(done);
           answer_join(g, m, out);
-          return;
+          return id;
         }
         fill_member(m, req);
         m.awaiting_join = std::move(done);
         prepare_rebalance(g, fmt::format("member {} rejoined{}", m.id,
                                          g.leader == m.id ? " as the leader" : " with new protocols"),
                           out);
-        return;
+        return id;
     }
   }
 
@@ -846,8 +853,8 @@ class group_coordinator {
   }
 
   /// A static member comes back with a new member id: the old id is fenced.
-  void rejoin_static(group& g, std::string old_id, join_group_request req, join_callback done,
-                     completions& out) {
+  std::string rejoin_static(group& g, std::string old_id, join_group_request req, join_callback done,
+                            completions& out) {
     member m = std::move(g.members.at(old_id));
     g.members.erase(old_id);
     if (m.awaiting_join) {
@@ -878,10 +885,11 @@ class group_coordinator {
       // syncs with the current generation and gets its previous assignment.
       (void)store_group(g);
       answer_join(g, nm, out, /*as_follower=*/true);
-      return;
+      return id;
     }
     if (g.state == group_state::preparing_rebalance) try_complete_join(g, out);
     else prepare_rebalance(g, fmt::format("static member {} rejoined with new protocols", *nm.instance_id), out);
+    return id;
   }
 
   void prepare_rebalance(group& g, const std::string& /*reason*/, completions& out) {
