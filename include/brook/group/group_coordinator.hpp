@@ -833,6 +833,7 @@ class group_coordinator {
                           out);
         return id;
     }
+    return id;
   }
 
   static void fill_member(member& m, const join_group_request& req) {
