@@ -446,7 +446,10 @@ class group_consumer {
   template <typename T>
   result<std::optional<T>> wait_reply(std::optional<T> replies::*slot, std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lk(replies_->mu);
-    replies_->cv.wait_until(lk, deadline, [&] { return (*replies_).*slot || replies_->woken; });
+    auto ready = [&] { return (*replies_).*slot || replies_->woken; };
+    // An elapsed deadline (poll(0ms)) must not enter the kernel: a timed futex wait sleeps
+    // for the timer slack (~50-100 us) even when its time has passed.
+    if (!ready() && std::chrono::steady_clock::now() < deadline) replies_->cv.wait_until(lk, deadline, ready);
     if (replies_->woken) {
       replies_->woken = false;
       return make_error(errc::wakeup, "poll() interrupted by wakeup()");
