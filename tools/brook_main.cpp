@@ -6,8 +6,11 @@
 //   brook consume  DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]
 //   brook consume  --data-dir D --topic T [--from-beginning | --partition P [--offset O]]
 //                  [--max-records N] [--follow] [--json] [--print-key]
+//   brook consume  --data-dir D --topic T --group G [--from-beginning] [--max-records N]
+//                  [--follow] [--json] [--print-key]
 //   brook verify   DIR [--repair]
 //   brook topics   --data-dir D (--create | --list | --describe | --alter | --delete) ...
+//   brook groups   --data-dir D (--list | --describe --group G | --reset-offsets --group G ...)
 //
 // Exit codes: 0 ok, 1 the command failed (one line on stderr, "brook: CODE: ..."),
 // 2 usage error (a short usage on stderr).
@@ -37,6 +40,7 @@ const command commands[] = {
     {&consume_spec, run_consume},
     {&verify_spec, run_verify},
     {&topics_spec, run_topics},
+    {&groups_spec, run_groups},
 };
 // clang-format on
 

@@ -84,6 +84,11 @@ class child {
       if (fd >= 0) ::close(fd);
   }
 
+  /// Sends `sig` to the child (e.g. SIGTERM to end a `--follow`); finish() then collects it.
+  void send_signal(int sig) {
+    if (pid_ > 0 && !reaped_) ::kill(pid_, sig);
+  }
+
   /// Feeds `input` then closes stdin, collects output until the child exits or the deadline.
   run_result finish(const std::string& input = "", std::chrono::milliseconds timeout = 20s) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

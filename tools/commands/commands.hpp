@@ -3,7 +3,13 @@
 // errors are thrown as usage_error and become 2 in main).
 #pragma once
 
+#include <string>
+
 #include "commands/cli.hpp"
+
+namespace brook {
+class consumer_record;
+}  // namespace brook
 
 namespace brook::cli {
 
@@ -19,6 +25,14 @@ extern const command_spec consume_spec;
 int run_consume(const parsed_args& args);
 /// The `--data-dir D --topic T` form of consume (consume_topic.cpp).
 int run_consume_topic(const parsed_args& args);
+/// The `--data-dir D --topic T --group G` form of consume (consume_group.cpp).
+int run_consume_group(const parsed_args& args);
+/// Appends the line the topic forms of consume print for `r` (newline included): the
+/// --json object with "partition" first, else the value (key<TAB>value with print_key).
+void append_record_line(std::string& line, const consumer_record& r, bool json, bool print_key);
+
+extern const command_spec groups_spec;
+int run_groups(const parsed_args& args);
 
 extern const command_spec topics_spec;
 int run_topics(const parsed_args& args);

@@ -1,5 +1,6 @@
 // brook consume DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]
 // brook consume --data-dir D --topic T ... (the topic form is in consume_topic.cpp)
+// brook consume --data-dir D --topic T --group G ... (the group form is in consume_group.cpp)
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -27,11 +28,13 @@ const command_spec consume_spec{
     "consume",
     "DIR [--from-offset N] [--max-records N] [--follow] [--json] [--print-key]\n"
     "       brook consume --data-dir D --topic T [--from-beginning | --partition P [--offset O]]\n"
+    "                     [--max-records N] [--follow] [--json] [--print-key]\n"
+    "       brook consume --data-dir D --topic T --group G [--from-beginning]\n"
     "                     [--max-records N] [--follow] [--json] [--print-key]",
     "Print the records of a partition log DIR, or of a topic of a data directory.",
-    R"txt(Opens the log (or the data directory) read-only: no file is modified, no recovery is
-written and no lock is taken, so it works next to a process that is writing.
-Control batches are skipped.
+    R"txt(The DIR and topic forms open the log (or the data directory) read-only: no file is
+modified, no recovery is written and no lock is taken, so they work next to a process
+that is writing (the group form cannot, see below). Control batches are skipped.
 
 DIR form: reads the partition log in DIR from --from-offset (default: the log start
 offset) to the current log end.
@@ -44,6 +47,23 @@ Kafka's console consumer does by default, so without --follow nothing is printed
 It stops once every partition has been read to its end, unless --follow. An unknown
 topic is UNKNOWN_TOPIC_OR_PARTITION.
 
+Group form (--data-dir D --topic T --group G): consumes as a member of consumer group
+G, as kafka-console-consumer --group does, and commits what it printed, so the next
+run goes on where this one stopped. It opens the directory for writing (the group
+coordinator lives in the process that owns the directory): while it runs no other
+process can write to the directory, and it fails with LOG_DIR_LOCKED when a running
+process owns it. Each partition starts at the group's committed offset; where the
+group has none, at its log start with --from-beginning (auto.offset.reset=earliest),
+else at its end (latest); with a committed offset --from-beginning is ignored, as in
+Kafka. It stops once it has read to the end of every partition assigned to it (or
+after --max-records), or with --follow on SIGINT/SIGTERM, and then commits exactly
+what it printed and leaves the group: per partition, the offset after its last
+printed record, or where it printed none, the offset it started at. So with
+--max-records N the next run starts right after the N-th record. Offsets are
+committed only then (enable.auto.commit=false). A lone member gets every partition
+at once: the group's initial rebalance delay (group.initial.rebalance.delay.ms, 3 s
+in Kafka) is 0 here. `brook groups` shows and resets the group's offsets.
+
 Output: one line per record. By default the value's raw bytes (a null value prints
 "null"); a value containing '\n' spans lines, so use --json for exact output.
 
@@ -52,16 +72,22 @@ Options:
                      OFFSET_OUT_OF_RANGE error
   --data-dir D       topic form: the data directory
   --topic T          topic form: the topic
-  --from-beginning   topic form: start every partition at its log start offset
+  --from-beginning   topic form: start every partition at its log start offset;
+                     group form: where the group has no committed offset
   --partition P      topic form: read only partition P
   --offset O         topic form, with --partition: start at offset O; outside [log
                      start, high watermark] is an OFFSET_OUT_OF_RANGE error
+  --group G          group form: consume as a member of consumer group G (not with
+                     --partition or --offset: the group assigns the partitions)
   --max-records N    exit after N records (default: no limit)
   --follow           at the end, keep waiting for new records like `tail -f`: the log
                      (or data directory) is re-opened read-only whenever its .log files
                      change (checked every 150 ms), and reading goes on from the next
                      offset of each partition. In the topic form, partitions added to
                      the topic meanwhile are read from their log start offset.
+                     Group form: stay in the group, waiting for records, until
+                     SIGINT or SIGTERM, then commit and exit 0. As it owns the
+                     directory meanwhile, other processes cannot produce to it.
   --json             one JSON object per record, as dump-log --json prints them:
                      {"offset":N,"timestamp":N,"key":B64|null,"value":B64|null,"headers":[...]};
                      the topic form puts "partition":P first
@@ -69,7 +95,8 @@ Options:
   -h, --help         this help
 
 Exit: 0 ok, 1 error (missing log or topic, offset out of range, corrupt batch, the
-log truncated or the topic deleted under --follow), 2 usage error.)txt",
+log truncated or the topic deleted under --follow, the directory owned by a running
+process in the group form), 2 usage error.)txt",
     {{"--from-offset", true},
      {"--max-records", true},
      {"--follow", false},
@@ -79,7 +106,8 @@ log truncated or the topic deleted under --follow), 2 usage error.)txt",
      {"--topic", true},
      {"--from-beginning", false},
      {"--partition", true},
-     {"--offset", true}},
+     {"--offset", true},
+     {"--group", true}},
     0,
     1};
 
@@ -107,7 +135,7 @@ result<std::unique_ptr<partition_log>> open_read_only(const fs::path& dir) {
 }  // namespace
 
 int run_consume(const parsed_args& args) {
-  if (is_topic_mode(args, {"--from-offset"}, {"--from-beginning", "--partition", "--offset"}))
+  if (is_topic_mode(args, {"--from-offset"}, {"--from-beginning", "--partition", "--offset", "--group"}))
     return run_consume_topic(args);
   const fs::path dir = args.positional.at(0);
   const bool json = args.has("--json");

@@ -156,16 +156,7 @@ result<void> drain(data_dir& dd, const options& o, std::map<std::int32_t, offset
       if (printed >= o.max_records) break;
       ++printed;
       line.clear();
-      if (o.json) {
-        line = record_json(r.view(), r.partition());
-      } else {
-        if (o.print_key) {
-          line += r.key().is_null() ? std::string_view("null") : r.key().as_string_view();
-          line += '\t';
-        }
-        line += r.value().is_null() ? std::string_view("null") : r.value().as_string_view();
-      }
-      line += '\n';
+      append_record_line(line, r, o.json, o.print_key);
       std::fwrite(line.data(), 1, line.size(), stdout);
     }
     bool moved = false;
@@ -183,7 +174,21 @@ result<void> drain(data_dir& dd, const options& o, std::map<std::int32_t, offset
 
 }  // namespace
 
+void append_record_line(std::string& line, const consumer_record& r, bool json, bool print_key) {
+  if (json) {
+    line += record_json(r.view(), r.partition());
+  } else {
+    if (print_key) {
+      line += r.key().is_null() ? std::string_view("null") : r.key().as_string_view();
+      line += '\t';
+    }
+    line += r.value().is_null() ? std::string_view("null") : r.value().as_string_view();
+  }
+  line += '\n';
+}
+
 int run_consume_topic(const parsed_args& args) {
+  if (args.has("--group")) return run_consume_group(args);
   const options o = parse(args);
   if (auto v = validate_topic_name(o.topic); !v) return fail(v.error());
 
