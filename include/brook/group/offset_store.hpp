@@ -9,9 +9,10 @@
 //
 // A group's records all go to partition offsets_topic_partition_for(group, N) (Kafka's
 // `abs(group.hashCode) % offsets.topic.num.partitions`), so one group's history is in one
-// log, in order. Replaying the log from its start yields exactly the current state (the
-// latest value per key); load() does that replay, and a process that restarts resumes every
-// group from it.
+// log, in order. The topic is compacted (cleanup.policy=compact, storage/log_cleaner.hpp):
+// cleaning keeps the latest value per key and drops tombstones after delete.retention.ms, so
+// replaying the log from its start always yields exactly the current state. load() does that
+// replay; a process that restarts resumes every group from it.
 //
 // Thread-safety: load() may run concurrently with anything; appends for one group must be
 // serialised by the caller (the group coordinator holds its lock around them).
@@ -50,7 +51,7 @@ class offset_store {
   /// offsets.topic.segment.bytes. Default 100 MiB (Kafka's).
   static constexpr std::int64_t default_segment_bytes = 100 * 1024 * 1024;
 
-  /// Opens the internal topic of `dd`, creating it with `num_partitions` when the
+  /// Opens the internal topic of `dd`, creating it (compacted) with `num_partitions` when the
   /// directory is writable and has none. An existing topic keeps its partition count: the
   /// group-to-partition mapping depends on it, as in Kafka. A read-only directory without
   /// the topic yields an empty store.
@@ -63,6 +64,7 @@ class offset_store {
       if (dd.read_only()) return std::unique_ptr<offset_store>(new offset_store(dd, 0));
       topic_config tc;
       tc.partitions = num_partitions;
+      tc.overrides["cleanup.policy"] = "compact";
       tc.overrides["segment.bytes"] = std::to_string(default_segment_bytes);
       BROOK_TRY(dd.create_topic(topic_name, std::move(tc)));
       return std::unique_ptr<offset_store>(new offset_store(dd, num_partitions));

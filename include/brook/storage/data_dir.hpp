@@ -5,9 +5,10 @@
 //   topic-configs   partition counts and per-topic overrides (storage/topic_config.hpp)
 //
 // It creates, lists, describes, grows and deletes topics, hands out partitions to
-// producers and consumers, and runs housekeeping (retention, flush.ms, segment.ms) from
-// tick(): call it yourself (deterministic tests drive it with a manual_clock) or let
-// start_housekeeping() run it on a thread the data_dir owns.
+// producers and consumers, and runs housekeeping (retention, flush.ms, segment.ms, the log
+// cleaner for cleanup.policy=compact) from tick(): call it yourself (deterministic tests
+// drive it with a manual_clock) or let start_housekeeping() run it on a thread the data_dir
+// owns.
 //
 // A second process that opens the same directory for writing gets log_dir_locked and
 // changes nothing. A read-only open takes no lock and writes nothing: tools use it on a
@@ -222,7 +223,9 @@ class data_dir {
 
   // ---------------------------------------------------------------- housekeeping
 
-  /// One housekeeping pass over every partition: retention, flush.ms, segment.ms.
+  /// One housekeeping pass over every partition: retention, flush.ms, segment.ms, and the
+  /// log cleaner for compacted partitions whose dirty ratio (below the high watermark) has
+  /// reached min.cleanable.dirty.ratio.
   /// Returns the first error met (the pass still visits every partition).
   result<void> tick() {
     if (opts_.read_only) return ok();
@@ -237,6 +240,8 @@ class data_dir {
       if (!r && first) first = r.error();
       auto t = p->log().tick();
       if (!t && first) first = t.error();
+      auto c = maybe_compact(*p);
+      if (!c && first) first = c.error();
     }
     return first;
   }
@@ -299,6 +304,20 @@ class data_dir {
 
   /// Marks a topic whose deletion is under way in the topic-configs file.
   static constexpr const char* deleting_key = "brook.deleting";
+
+  /// Runs a cleaner pass on a compacted partition whose dirty ratio calls for one.
+  static result<void> maybe_compact(partition& p) {
+    const log_config& cfg = p.log().config();
+    if (!cfg.compacts()) return ok();
+    compact_options co;
+    co.upper_bound = p.high_watermark();
+    auto info = p.log().cleanable(co.upper_bound);
+    if (!info) return info.error();
+    if (info->dirty_bytes == 0 || info->dirty_ratio() < cfg.min_cleanable_dirty_ratio) return ok();
+    auto r = p.log().compact(co);
+    if (!r) return r.error();
+    return ok();
+  }
 
   /// Closes and removes partitions created by a create_topic that then failed.
   void remove_partitions(const std::vector<std::shared_ptr<partition>>& parts) {

@@ -3,15 +3,54 @@
 // Thread-safety: a value; a partition_log copies it at open.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include <brook/clock.hpp>
 #include <brook/error.hpp>
 #include <brook/format/record_batch.hpp>
 
 namespace brook {
+
+/// cleanup.policy: what removes old data. `delete` drops whole segments by retention.ms /
+/// retention.bytes; `compact` runs the log cleaner (storage/log_cleaner.hpp), which keeps the
+/// latest record per key; `compact,delete` does both.
+enum class cleanup_policy : std::uint8_t { delete_ = 1, compact = 2, compact_delete = 3 };
+
+/// Parses Kafka's list syntax: "delete", "compact", "compact,delete" or "delete,compact"
+/// (spaces around items allowed, an item may repeat). invalid_config otherwise.
+inline result<cleanup_policy> parse_cleanup_policy(std::string_view text) {
+  unsigned bits = 0;
+  std::string_view rest = text;
+  for (;;) {
+    auto comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item == "delete") bits |= 1;
+    else if (item == "compact") bits |= 2;
+    else
+      return make_error(errc::invalid_config,
+                        "cleanup.policy '{}' is not a list of 'delete' and 'compact' (bad item '{}')", text, item);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return static_cast<cleanup_policy>(bits);
+}
+
+/// Kafka's spelling of a policy: "delete", "compact" or "compact,delete".
+inline std::string_view to_string(cleanup_policy p) noexcept {
+  switch (p) {
+    case cleanup_policy::delete_: return "delete";
+    case cleanup_policy::compact: return "compact";
+    case cleanup_policy::compact_delete: return "compact,delete";
+  }
+  return "?";
+}
 
 struct log_config {
   /// segment.bytes: roll when the next append would take the segment past this. Default 1 GiB.
@@ -34,6 +73,17 @@ struct log_config {
   std::int64_t flush_ms = std::numeric_limits<std::int64_t>::max();
   /// message.timestamp.type: CreateTime keeps producer timestamps, LogAppendTime stamps the append time.
   timestamp_type message_timestamp_type = timestamp_type::create_time;
+  /// cleanup.policy: delete (retention), compact (the log cleaner) or both. Default delete.
+  cleanup_policy cleanup = cleanup_policy::delete_;
+  /// delete.retention.ms: how long the cleaner keeps a tombstone (null value) after it first
+  /// cleaned the batch holding it (KIP-534's delete horizon). Default 1 day (86400000).
+  std::int64_t delete_retention_ms = 24ll * 3600 * 1000;
+  /// min.cleanable.dirty.ratio: housekeeping cleans a compacted log once the dirty (not yet
+  /// cleaned) bytes are at least this share of the cleanable bytes. Default 0.5.
+  double min_cleanable_dirty_ratio = 0.5;
+  /// min.compaction.lag.ms: a segment holding a record younger than this (by its largest
+  /// timestamp) and everything after it are not cleaned yet. Default 0.
+  std::int64_t min_compaction_lag_ms = 0;
   /// Where time comes from (rolling, retention, flush.ms, LogAppendTime). Null = system clock.
   std::shared_ptr<const brook::clock> clock;
 
@@ -52,8 +102,24 @@ struct log_config {
     if (retention_bytes < -1) return make_error(errc::invalid_config, "retention.bytes {} is below -1", retention_bytes);
     if (flush_messages < 1) return make_error(errc::invalid_config, "flush.messages {} is below 1", flush_messages);
     if (flush_ms < 0) return make_error(errc::invalid_config, "flush.ms {} is negative", flush_ms);
+    if (cleanup != cleanup_policy::delete_ && cleanup != cleanup_policy::compact &&
+        cleanup != cleanup_policy::compact_delete)
+      return make_error(errc::invalid_config, "cleanup.policy {} is not delete, compact or compact,delete",
+                        static_cast<int>(cleanup));
+    if (delete_retention_ms < 0)
+      return make_error(errc::invalid_config, "delete.retention.ms {} is negative", delete_retention_ms);
+    if (!(min_cleanable_dirty_ratio >= 0.0 && min_cleanable_dirty_ratio <= 1.0))
+      return make_error(errc::invalid_config, "min.cleanable.dirty.ratio {} is not in [0, 1]",
+                        min_cleanable_dirty_ratio);
+    if (min_compaction_lag_ms < 0)
+      return make_error(errc::invalid_config, "min.compaction.lag.ms {} is negative", min_compaction_lag_ms);
     return ok();
   }
+
+  /// The cleaner runs on this log (cleanup.policy contains compact).
+  bool compacts() const noexcept { return static_cast<unsigned>(cleanup) & 2u; }
+  /// retention.ms / retention.bytes delete segments (cleanup.policy contains delete).
+  bool deletes() const noexcept { return static_cast<unsigned>(cleanup) & 1u; }
 };
 
 }  // namespace brook

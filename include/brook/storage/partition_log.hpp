@@ -5,10 +5,15 @@
 //   00000000000000004096.log / .index / .timeindex      <- active segment
 //   recovery-point-offset-checkpoint                    <- see below
 //   log-start-offset-checkpoint
+//   cleaner-offset-checkpoint                           <- once compacted (log_cleaner.hpp)
 //
-// Kafka keeps the two checkpoints once per log dir; brook keeps them per
+// Kafka keeps the checkpoints once per log dir; brook keeps them per
 // partition directory (same text format, one entry) so that a partition log
 // is a self-contained unit a host can open on its own.
+//
+// Compaction (cleanup.policy=compact, storage/log_cleaner.hpp) leaves offset gaps between
+// batches, never between segments (each cleaned segment keeps its last batch, emptied if
+// need be), so a gap between segments still means a lost tail.
 //
 // Offsets: [log_start_offset, log_end_offset) is readable. Appends assign
 // offsets from log_end_offset (the broker's job in Kafka) or, for replicas,
@@ -28,7 +33,9 @@
 // Thread-safety: any number of threads may read (read, offset_for_timestamp,
 // the accessors, wait_for_data) concurrently with each other and with one
 // mutating call at a time; mutating calls (append, flush, roll, retention,
-// truncation, close) are serialised by an internal writer mutex. Readers never
+// truncation, close) are serialised by an internal writer mutex. compact() may run on
+// another thread alongside appends and reads (one pass at a time); it takes the writer
+// mutex only to swap each rewritten segment in. Readers never
 // wait for the writer's appends: they take a short internal lock only to pin a
 // segment, then read its mapping lock-free. (truncate_to, a rare replica operation,
 // holds that lock while it cuts and rebuilds the last segment, so readers' lookups
@@ -58,6 +65,7 @@
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/file.hpp>
+#include <brook/storage/log_cleaner.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/segment.hpp>
@@ -115,6 +123,7 @@ class partition_log {
  public:
   static constexpr const char* recovery_point_file = "recovery-point-offset-checkpoint";
   static constexpr const char* log_start_file = "log-start-offset-checkpoint";
+  static constexpr const char* cleaner_offset_file = "cleaner-offset-checkpoint";
 
   partition_log(const partition_log&) = delete;
   partition_log& operator=(const partition_log&) = delete;
@@ -164,7 +173,8 @@ class partition_log {
   /// batches' baseOffset fields are rewritten in place (and, for LogAppendTime logs, the
   /// timestamp and CRC), so `batches` must be writable.
   /// Errors: corrupt_message, unsupported_compression_type, record_too_large,
-  /// invalid_record, offset_out_of_range (replica batches below the log end), OS errors.
+  /// invalid_record (also: a record without a key, from a producer, on a compacted log, as
+  /// Kafka refuses it), offset_out_of_range (replica batches below the log end), OS errors.
   result<append_result> append(std::span<std::byte> batches, append_options ao = {}) {
     std::lock_guard wl(writer_mu_);
     if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
@@ -195,6 +205,12 @@ class partition_log {
         if (std::int64_t{h.records_count} != std::int64_t{h.last_offset_delta} + 1)
           return make_error(errc::invalid_record, "{}: batch has {} records but lastOffsetDelta {}", dir_.string(),
                             h.records_count, h.last_offset_delta);
+        if (config_.compacts())
+          for (const record_view& r : *v)
+            if (r.key().is_null())
+              return make_error(errc::invalid_record,
+                                "{}: compacted topic cannot accept a record without a key (record {} of batch {})",
+                                dir_.string(), r.offset() - h.base_offset, batch_count);
         set_batch_base_offset(one, next);
         if (log_append_time) set_batch_log_append_time(one, now);
         if (batch_count == 0) res.base_offset = next;
@@ -258,6 +274,7 @@ class partition_log {
 
   /// Deletes the oldest segments that retention.ms (by each segment's largest timestamp),
   /// retention.bytes or the log start offset make eligible. Returns segments deleted.
+  /// retention.ms and retention.bytes apply only when cleanup.policy contains delete.
   /// A segment whose largest timestamp lies in the future is kept until that time has passed
   /// (Kafka behaves the same way).
   result<std::size_t> enforce_retention() {
@@ -272,18 +289,18 @@ class partition_log {
     std::size_t n = 0;
     for (std::size_t i = 0; i < segs.size(); ++i) {
       const auto& s = segs[i];
-      if (s->empty()) break;  // an empty active segment holds the log end
+      if (s->empty() && i + 1 == segs.size()) break;  // an empty active segment holds the log end
       const auto sz = static_cast<std::int64_t>(s->size());
       bool by_start = i + 1 < segs.size() ? segs[i + 1]->base_offset() <= lso : s->next_offset() <= lso;
       auto expired = [&](timestamp_ms m) { return config_.retention_ms >= 0 && m >= 0 && now - m > config_.retention_ms; };
-      bool by_time = expired(s->max_timestamp());
+      bool by_time = config_.deletes() && expired(s->max_timestamp());
       if (by_time) {
         // The hint says expired: confirm against the batches before deleting anything.
         auto exact = s->exact_max_timestamp();
         if (!exact) return exact.error();
         by_time = expired(*exact);
       }
-      bool by_size = config_.retention_bytes >= 0 && excess - sz >= 0;
+      bool by_size = config_.deletes() && config_.retention_bytes >= 0 && excess - sz >= 0;
       if (!(by_start || by_time || by_size)) break;
       excess -= sz;
       ++n;
@@ -319,6 +336,7 @@ class partition_log {
     std::lock_guard wl(writer_mu_);
     if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
     if (o >= log_end_offset()) return ok();
+    structure_gen_.fetch_add(1, std::memory_order_acq_rel);  // a cleaner pass running now must not swap
     if (o < log_start_offset()) return truncate_fully_locked(o);
     std::lock_guard sl(segs_mu_);
     // Drop whole segments at or above o (but keep the first, which holds the log start).
@@ -360,6 +378,10 @@ class partition_log {
     offset end = segs_.back()->next_offset();
     log_end_.store(end.value(), std::memory_order_release);
     if (recovery_point() > end) recovery_point_.store(end.value(), std::memory_order_release);
+    if (first_dirty_.load(std::memory_order_relaxed) > end.value())
+      first_dirty_.store(end.value(), std::memory_order_release);
+    if (cleaner_ckpt_ > end.value())
+      BROOK_TRY(write_cleaner_checkpoint(end.value()));  // Kafka's maybeTruncateCheckpoint
     return write_checkpoints_unlocked_segs();
   }
 
@@ -377,6 +399,102 @@ class partition_log {
     BROOK_TRY(write_checkpoints());
     dir_lock_.reset();  // another writer may open the directory now
     return ok();
+  }
+
+  // ------------------------------------------------------------------ compaction
+
+  /// Where the log stands for the cleaner: the first dirty offset, the cleanable segments
+  /// below `upper_bound` (see compact_options) and their clean and dirty bytes, whose ratio
+  /// housekeeping compares with min.cleanable.dirty.ratio. Thread-safe.
+  result<cleanable_info> cleanable(std::optional<offset> upper_bound = {}) const {
+    return plan_cleaning(snapshot(), upper_bound, config_.clock->now_ms());
+  }
+
+  /// Runs one log-cleaner pass (storage/log_cleaner.hpp) over the sealed segments below
+  /// the bound, whatever the dirty ratio (housekeeping runs it only once the ratio reached
+  /// min.cleanable.dirty.ratio); returns what it did. Appends and
+  /// reads go on meanwhile: the pass reads sealed segments without locks and takes the
+  /// writer mutex only to swap each rewritten segment in; readers' slices of replaced
+  /// segments keep their bytes. One pass at a time per log (callers wait). A truncation or
+  /// close during the pass ends it early without error (the map may name records that are
+  /// gone); stats then count what was done. Errors: closed, invalid_request (read-only, or
+  /// cleanup.policy without compact: the cleaner drops keyless records, which a delete-policy
+  /// log may hold), corrupt_message (a damaged batch in a cleanable segment), OS errors.
+  result<compact_stats> compact(const compact_options& co = {}) {
+    std::lock_guard cl(cleaner_mu_);
+    {
+      std::lock_guard wl(writer_mu_);
+      if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
+      if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
+      if (!config_.compacts())
+        return make_error(errc::invalid_request, "{}: cleanup.policy is {}; compaction needs compact", dir_.string(),
+                          to_string(config_.cleanup));
+    }
+    const std::uint64_t gen = structure_gen_.load(std::memory_order_acquire);
+    const timestamp_ms now = config_.clock->now_ms();
+    const auto segs = snapshot();  // pins every segment the map's keys point into
+    auto plan = plan_cleaning(segs, co.upper_bound, now);
+    if (!plan) return plan.error();
+    compact_stats st;
+    st.segments_cleanable = plan->segments;
+    st.first_dirty_before = plan->first_dirty;
+    st.first_dirty_after =
+        plan->segments == 0 ? plan->first_dirty : std::max(plan->first_dirty, plan->first_uncleanable);
+    if (plan->segments == 0) return st;
+
+    offset_map map;
+    for (std::size_t i = 0; i < plan->segments; ++i)
+      if (segs[i + 1]->base_offset() > plan->first_dirty)
+        BROOK_TRY(detail::add_segment_to_map(*segs[i], plan->first_dirty, map));
+    const detail::record_filter filter{&map, now, config_.delete_retention_ms};
+
+    for (std::size_t i = 0; i < plan->segments; ++i) {
+      const seg_ptr& s = segs[i];
+      const offset base = s->base_offset();
+      st.bytes_before += s->size();
+      detail::cleaned_segment_writer w(dir_, base, config_);
+      auto changed = detail::clean_segment_into(*s, filter, w, st);
+      if (!changed) return changed.error();
+      if (!*changed) {
+        st.bytes_after += s->size();
+        continue;
+      }
+      BROOK_TRY(w.finish());
+      if (co.on_step) BROOK_TRY(co.on_step(clean_step::cleaned_written, base));
+
+      std::lock_guard wl(writer_mu_);
+      std::optional<std::size_t> pos;
+      {
+        std::lock_guard sl(segs_mu_);
+        for (std::size_t k = 0; k < segs_.size(); ++k)
+          if (segs_[k] == s) pos = k;
+      }
+      if (closed_ || structure_gen_.load(std::memory_order_acquire) != gen) {
+        w.discard();
+        return st;  // truncated or closed meanwhile: stop, the first dirty offset stays
+      }
+      if (!pos) {  // retention deleted it meanwhile
+        w.discard();
+        continue;
+      }
+      ++st.segments_cleaned;
+      BROOK_TRY(detail::commit_cleaned_segment(dir_, base, co.on_step));
+      recovery_report quiet;  // the open's report belongs to open(); this one is not kept
+      auto ns = open_segment(base, segment::open_kind::trusted, /*active=*/false, &quiet);
+      if (!ns) return ns.error();
+      {
+        std::lock_guard sl(segs_mu_);
+        segs_[*pos] = std::move(*ns);
+      }
+      st.bytes_after += w.size();
+    }
+    std::lock_guard wl(writer_mu_);
+    if (closed_ || structure_gen_.load(std::memory_order_acquire) != gen) return st;
+    if (st.first_dirty_after.value() > first_dirty_.load(std::memory_order_acquire))
+      first_dirty_.store(st.first_dirty_after.value(), std::memory_order_release);
+    if (st.first_dirty_after.value() != cleaner_ckpt_)
+      BROOK_TRY(write_cleaner_checkpoint(st.first_dirty_after.value()));
+    return st;
   }
 
   // ------------------------------------------------------------------ reading
@@ -517,7 +635,8 @@ class partition_log {
     }
   }
 
-  result<seg_ptr> open_segment(offset base, segment::open_kind kind, bool active_seg) {
+  result<seg_ptr> open_segment(offset base, segment::open_kind kind, bool active_seg,
+                               recovery_report* report = nullptr) {
     segment::open_args a;
     a.dir = dir_;
     a.base = base;
@@ -526,7 +645,45 @@ class partition_log {
     a.writable = !opts_.read_only;
     a.active = active_seg;
     a.recovery_point = recovery_point();
-    return segment::open(a, report_);
+    return segment::open(a, report ? *report : report_);
+  }
+
+  /// The cleaning plan for `segs` (a snapshot; its last segment is the active one).
+  result<cleanable_info> plan_cleaning(const std::vector<seg_ptr>& segs, std::optional<offset> upper,
+                                       timestamp_ms now) const {
+    cleanable_info info;
+    const offset lso = log_start_offset(), leo = log_end_offset();
+    offset fd(first_dirty_.load(std::memory_order_acquire));
+    if (fd < lso || fd > leo) fd = lso;  // as Kafka resets an out-of-range checkpoint
+    info.first_dirty = fd;
+    if (segs.empty()) return info;
+    offset bound = segs.back()->base_offset();
+    if (upper && *upper < bound) bound = *upper;
+    std::size_t n = 0;
+    while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= bound) ++n;
+    if (config_.min_compaction_lag_ms > 0) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (segs[i + 1]->base_offset() <= fd) continue;  // wholly clean
+        auto m = segs[i]->exact_max_timestamp();
+        if (!m) return m.error();
+        if (*m > now - config_.min_compaction_lag_ms) {
+          n = i;
+          break;
+        }
+      }
+    }
+    info.segments = n;
+    info.first_uncleanable = segs[n]->base_offset();
+    for (std::size_t i = 0; i < n; ++i)
+      (segs[i + 1]->base_offset() <= fd ? info.clean_bytes : info.dirty_bytes) += segs[i]->size();
+    return info;
+  }
+
+  result<void> write_cleaner_checkpoint(std::int64_t v) {
+    auto [topic, part] = topic_partition_of(dir_);
+    BROOK_TRY(write_checkpoint(dir_ / cleaner_offset_file, {{topic, std::to_string(part), std::to_string(v)}}));
+    cleaner_ckpt_ = v;
+    return ok();
   }
 
   result<void> write_batches(std::span<const std::byte> batches, timestamp_ms now) {
@@ -634,6 +791,8 @@ class partition_log {
     log_start_.store(o.value(), std::memory_order_release);
     log_end_.store(o.value(), std::memory_order_release);
     recovery_point_.store(o.value(), std::memory_order_release);
+    first_dirty_.store(o.value(), std::memory_order_release);
+    if (cleaner_ckpt_ >= 0) BROOK_TRY(write_cleaner_checkpoint(o.value()));
     return write_checkpoints_unlocked_segs();
   }
 
@@ -641,7 +800,9 @@ class partition_log {
   /// so readers mapping the old inode keep their bytes. REQUIRES: segs_mu_ held.
   result<void> copy_prefix_and_swap(const fs::path& path, std::uint64_t len) {
     fs::path tmp = path;
-    tmp += ".swap";
+    // Recovery deletes .cleaned files (a .log.swap it may complete instead); the name differs
+    // from the one a concurrent cleaner pass may be writing for this segment.
+    tmp += ".truncate.cleaned";
     auto in = file_handle::open(path, O_RDONLY);
     if (!in) return in.error();
     auto out = file_handle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
@@ -721,14 +882,16 @@ class partition_log {
 
     std::vector<offset> bases;
     std::vector<fs::path> orphans;
+    std::vector<std::pair<offset, fs::path>> log_swaps;
     for (const auto& de : fs::directory_iterator(dir_, ec)) {
       const fs::path& p = de.path();
       std::string name = p.filename().string();
       std::string ext = p.extension().string();
       std::string stem = p.stem().string();
-      if (name == recovery_point_file || name == log_start_file || name == "leader-epoch-checkpoint" ||
-          name == "partition.metadata" || name == std::string(recovery_point_file) + ".tmp" ||
-          name == std::string(log_start_file) + ".tmp")
+      if (name == recovery_point_file || name == log_start_file || name == cleaner_offset_file ||
+          name == "leader-epoch-checkpoint" || name == "partition.metadata" ||
+          name == std::string(recovery_point_file) + ".tmp" || name == std::string(log_start_file) + ".tmp" ||
+          name == std::string(cleaner_offset_file) + ".tmp")
         continue;
       auto base = segment_files::parse_base(stem);
       if (base && ext == ".log" && de.is_regular_file()) {
@@ -736,6 +899,12 @@ class partition_log {
         continue;
       }
       if (base && (ext == ".index" || ext == ".timeindex" || ext == ".txnindex" || ext == ".snapshot")) continue;
+      if (ext == ".swap" && fs::path(stem).extension() == ".log") {
+        if (auto b = segment_files::parse_base(fs::path(stem).stem().string())) {
+          log_swaps.emplace_back(*b, p);  // the cleaner's commit point: maybe completed below
+          continue;
+        }
+      }
       if (ext == ".swap" || ext == ".cleaned" || ext == ".deleted") {
         orphans.push_back(p);  // leftovers of an interrupted swap or delete
         continue;
@@ -746,6 +915,11 @@ class partition_log {
     }
     if (ec) return error(ec, fmt::format("list {}", dir_.string()));
     std::sort(bases.begin(), bases.end());
+    {
+      auto left = detail::complete_log_swaps(dir_, bases, log_swaps, opts_.read_only, report_);
+      if (!left) return left.error();
+      orphans.insert(orphans.end(), left->begin(), left->end());
+    }
 
     // Index files without a log are dropped; they would be rebuilt anyway.
     for (const auto& de : fs::directory_iterator(dir_, ec)) {
@@ -765,6 +939,10 @@ class partition_log {
     if (!rp) return rp.error();
     auto ls = read_offset_file(dir_ / log_start_file);
     if (!ls) return ls.error();
+    auto cl = read_offset_file(dir_ / cleaner_offset_file);
+    if (!cl) return cl.error();
+    cleaner_ckpt_ = cl->value_or(offset(-1)).value();
+    first_dirty_.store(cl->value_or(offset(0)).value(), std::memory_order_release);
     recovery_point_.store(opts_.full_recovery ? 0 : rp->value_or(offset(0)).value(), std::memory_order_release);
 
     if (bases.empty()) {
@@ -848,6 +1026,11 @@ class partition_log {
   std::atomic<std::int64_t> log_start_{0};
   std::atomic<std::int64_t> log_end_{0};
   std::atomic<std::int64_t> recovery_point_{0};
+
+  std::mutex cleaner_mu_;                        // one compact() pass at a time; taken before writer_mu_
+  std::atomic<std::uint64_t> structure_gen_{0};  // bumped by truncations (written under writer_mu_)
+  std::atomic<std::int64_t> first_dirty_{0};     // the cleaner's first dirty offset
+  std::int64_t cleaner_ckpt_ = -1;               // the cleaner checkpoint on disk (-1: none); writer_mu_
 
   mutable std::mutex wait_mu_;
   mutable std::condition_variable wait_cv_;

@@ -79,6 +79,36 @@ struct segment_files {
   }
 };
 
+namespace detail {
+
+/// Kafka's LogSegment indexing rule, shared by segments and the log cleaner's writer: one
+/// offset-index entry (the batch's last offset -> the batch's start) once more than
+/// index.interval.bytes were appended since the previous entry, together with a time-index
+/// entry for the largest timestamp so far. Sealing adds a final time-index entry.
+/// Thread-safety: a value owned by one writer.
+struct segment_indexer {
+  explicit segment_indexer(offset base) : max_ts_offset(base - 1) {}
+
+  std::uint64_t bytes_since_index = 0;
+  timestamp_ms max_ts_seen = -1;
+  offset max_ts_offset;
+
+  void add(const batch_header& h, file_pos pos, std::uint32_t interval, offset_index& oi, time_index& ti) noexcept {
+    if (h.max_timestamp > max_ts_seen) {
+      max_ts_seen = h.max_timestamp;
+      max_ts_offset = h.last_offset();
+    }
+    if (bytes_since_index > interval && !oi.full() && !ti.full()) {
+      oi.append(h.last_offset(), pos);
+      ti.maybe_append(max_ts_seen, max_ts_offset);
+      bytes_since_index = 0;
+    }
+    bytes_since_index += h.size_bytes();
+  }
+};
+
+}  // namespace detail
+
 class segment {
  public:
   /// How much to trust the files when opening.
@@ -189,7 +219,8 @@ class segment {
   /// indexes to their entries, sync everything. Writer only.
   result<void> seal() {
     if (!writable_) return ok();
-    if (!oindex_.full() && max_ts_offset_ >= base_ && size() > 0) tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
+    if (!oindex_.full() && indexer_.max_ts_offset >= base_ && size() > 0)
+      tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset);
     BROOK_TRY(log_.datasync());
     BROOK_TRY(oindex_.trim_and_sync());
     BROOK_TRY(tindex_.trim_and_sync());
@@ -264,7 +295,7 @@ class segment {
         oindex_(a.base),
         tindex_(a.base),
         next_offset_(a.base.value()),
-        max_ts_offset_(a.base - 1),
+        indexer_(a.base),
         kind_(a.kind),
         recovery_point_(a.recovery_point) {}
 
@@ -362,12 +393,12 @@ class segment {
     max_ts_.store(max_ts, std::memory_order_release);
     first_ts_.store(first_ts, std::memory_order_release);
     // Batches after the last index entry count towards the next entry, as if never reopened.
-    bytes_since_index_ = file_size - (oindex_.entries() > 0
-                                          ? static_cast<std::uint64_t>(oindex_.at(oindex_.entries() - 1).position.value())
-                                          : 0);
+    indexer_.bytes_since_index =
+        file_size -
+        (oindex_.entries() > 0 ? static_cast<std::uint64_t>(oindex_.at(oindex_.entries() - 1).position.value()) : 0);
     max_ts_exact_.store(false, std::memory_order_release);  // the time index is only a hint
-    max_ts_seen_ = max_ts;
-    max_ts_offset_ = max_ts_off;
+    indexer_.max_ts_seen = max_ts;
+    indexer_.max_ts_offset = max_ts_off;
     return true;
   }
 
@@ -435,7 +466,7 @@ class segment {
     size_.store(pos, std::memory_order_release);
     next_offset_.store(next.value(), std::memory_order_release);
     if (writable_ && !active_) {
-      if (max_ts_offset_ >= base_) tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
+      if (indexer_.max_ts_offset >= base_) tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset);
       BROOK_TRY(oindex_.trim_and_sync());
       BROOK_TRY(tindex_.trim_and_sync());
     } else if (writable_) {
@@ -445,19 +476,9 @@ class segment {
     return ok();
   }
 
-  /// Kafka's indexing rule: an entry for this batch when more than index.interval.bytes
-  /// were appended since the last entry. Writer only.
+  /// Kafka's indexing rule (detail::segment_indexer). Writer only.
   void index_batch(const batch_header& h, file_pos pos) noexcept {
-    if (h.max_timestamp > max_ts_seen_) {
-      max_ts_seen_ = h.max_timestamp;
-      max_ts_offset_ = h.last_offset();
-    }
-    if (bytes_since_index_ > config_->index_interval_bytes && !oindex_.full() && !tindex_.full()) {
-      oindex_.append(h.last_offset(), pos);
-      tindex_.maybe_append(max_ts_seen_, max_ts_offset_);
-      bytes_since_index_ = 0;
-    }
-    bytes_since_index_ += h.size_bytes();
+    indexer_.add(h, pos, config_->index_interval_bytes, oindex_, tindex_);
   }
 
  public:
@@ -482,9 +503,7 @@ class segment {
   mutable std::atomic<bool> index_suspect_{false};
   mutable std::atomic<bool> max_ts_exact_{true};
   // writer-only
-  std::uint64_t bytes_since_index_ = 0;
-  timestamp_ms max_ts_seen_ = -1;
-  offset max_ts_offset_;
+  detail::segment_indexer indexer_;
   open_kind kind_;
   offset recovery_point_;
   bool truncated_ = false;

@@ -4,8 +4,8 @@
 // or "..". Such a name can never reach outside the data directory.
 //
 // A topic's settings are its partition count plus overrides of log_config, named as
-// Kafka's topic configs are (segment.bytes, retention.ms, ...). A data directory keeps
-// all of them in one text file, `topic-configs`, rewritten atomically:
+// Kafka's topic configs are (segment.bytes, retention.ms, cleanup.policy, ...). A data
+// directory keeps all of them in one text file, `topic-configs`, rewritten atomically:
 //
 //   0                                   <- version
 //   orders partitions=3                 <- one line per topic: name, then key=value pairs
@@ -56,9 +56,20 @@ struct topic_config {
 
   /// The names overrides may use.
   static const std::vector<std::string>& known_keys() {
-    static const std::vector<std::string> keys = {
-        "segment.bytes",  "segment.ms",      "segment.index.bytes", "index.interval.bytes",  "max.message.bytes",
-        "retention.ms",   "retention.bytes", "flush.messages",      "flush.ms",              "message.timestamp.type"};
+    static const std::vector<std::string> keys = {"segment.bytes",
+                                                  "segment.ms",
+                                                  "segment.index.bytes",
+                                                  "index.interval.bytes",
+                                                  "max.message.bytes",
+                                                  "retention.ms",
+                                                  "retention.bytes",
+                                                  "flush.messages",
+                                                  "flush.ms",
+                                                  "message.timestamp.type",
+                                                  "cleanup.policy",
+                                                  "delete.retention.ms",
+                                                  "min.cleanable.dirty.ratio",
+                                                  "min.compaction.lag.ms"};
     return keys;
   }
 
@@ -69,6 +80,20 @@ struct topic_config {
         if (v == "CreateTime") base.message_timestamp_type = timestamp_type::create_time;
         else if (v == "LogAppendTime") base.message_timestamp_type = timestamp_type::log_append_time;
         else return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime", v);
+        continue;
+      }
+      if (k == "cleanup.policy") {
+        auto p = parse_cleanup_policy(v);
+        if (!p) return p.error();
+        base.cleanup = *p;
+        continue;
+      }
+      if (k == "min.cleanable.dirty.ratio") {
+        double d = 0;
+        auto [p, e] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (e != std::errc() || p != v.data() + v.size())
+          return make_error(errc::invalid_config, "min.cleanable.dirty.ratio='{}' is not a number", v);
+        base.min_cleanable_dirty_ratio = d;
         continue;
       }
       std::int64_t n = 0;
@@ -89,6 +114,8 @@ struct topic_config {
       else if (k == "retention.bytes") base.retention_bytes = n;
       else if (k == "flush.messages") base.flush_messages = n;
       else if (k == "flush.ms") base.flush_ms = n;
+      else if (k == "delete.retention.ms") base.delete_retention_ms = n;
+      else if (k == "min.compaction.lag.ms") base.min_compaction_lag_ms = n;
       else return make_error(errc::invalid_config, "unknown topic config '{}'", k);
     }
     BROOK_TRY(base.validate());
