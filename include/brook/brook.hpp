@@ -20,6 +20,7 @@
 #include <brook/storage/time_index.hpp>
 #include <brook/storage/segment.hpp>
 #include <brook/storage/log_slice.hpp>
+#include <brook/storage/log_cleaner.hpp>
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/topic_config.hpp>
 #include <brook/storage/partition.hpp>
@@ -36,3 +37,10 @@
 #include <brook/group/round_robin_assignor.hpp>
 #include <brook/group/sticky_assignor.hpp>
 #include <brook/group/cooperative_sticky_assignor.hpp>
+#include <brook/group/group_state.hpp>
+#include <brook/group/consumer_protocol.hpp>
+#include <brook/group/offsets_topic_records.hpp>
+#include <brook/group/offset_store.hpp>
+#include <brook/group/rebalance_listener.hpp>
+#include <brook/group/group_coordinator.hpp>
+#include <brook/group/group_consumer.hpp>
