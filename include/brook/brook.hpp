@@ -44,3 +44,10 @@
 #include <brook/group/rebalance_listener.hpp>
 #include <brook/group/group_coordinator.hpp>
 #include <brook/group/group_consumer.hpp>
+
+// replication (in progress: metadata and placement; replicas and fetchers are next)
+#include <brook/replication/replica_placement.hpp>
+#include <brook/replication/leader_epoch_cache.hpp>
+#include <brook/replication/metadata_records.hpp>
+#include <brook/replication/cluster_image.hpp>
+#include <brook/replication/metadata_log.hpp>
