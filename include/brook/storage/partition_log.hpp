@@ -830,10 +830,18 @@ class partition_log {
   result<void> write_checkpoints_unlocked_segs() {
     if (opts_.read_only) return ok();
     auto [topic, part] = topic_partition_of(dir_);
-    BROOK_TRY(write_checkpoint(dir_ / recovery_point_file,
-                               {{topic, std::to_string(part), std::to_string(recovery_point().value())}}));
-    BROOK_TRY(write_checkpoint(dir_ / log_start_file,
-                               {{topic, std::to_string(part), std::to_string(log_start_offset().value())}}));
+    // A checkpoint that already holds the value is not rewritten: opening and closing an idle
+    // log costs no fsync (a data directory with many idle partitions opens and closes fast).
+    const std::int64_t rp = recovery_point().value();
+    if (rp != rp_ckpt_) {
+      BROOK_TRY(write_checkpoint(dir_ / recovery_point_file, {{topic, std::to_string(part), std::to_string(rp)}}));
+      rp_ckpt_ = rp;
+    }
+    const std::int64_t ls = log_start_offset().value();
+    if (ls != ls_ckpt_) {
+      BROOK_TRY(write_checkpoint(dir_ / log_start_file, {{topic, std::to_string(part), std::to_string(ls)}}));
+      ls_ckpt_ = ls;
+    }
     return ok();
   }
 
@@ -889,10 +897,17 @@ class partition_log {
       std::string ext = p.extension().string();
       std::string stem = p.stem().string();
       if (name == recovery_point_file || name == log_start_file || name == cleaner_offset_file ||
-          name == "leader-epoch-checkpoint" || name == "partition.metadata" ||
-          name == std::string(recovery_point_file) + ".tmp" || name == std::string(log_start_file) + ".tmp" ||
-          name == std::string(cleaner_offset_file) + ".tmp")
+          name == "leader-epoch-checkpoint" || name == "partition.metadata")
         continue;
+      if (name == std::string(recovery_point_file) + ".tmp" || name == std::string(log_start_file) + ".tmp" ||
+          name == std::string(cleaner_offset_file) + ".tmp" || name == "leader-epoch-checkpoint.tmp") {
+        // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
+        if (!opts_.read_only) {
+          report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
+          fs::remove(p, ec);
+        }
+        continue;
+      }
       auto base = segment_files::parse_base(stem);
       if (base && ext == ".log" && de.is_regular_file()) {
         bases.push_back(*base);
@@ -939,6 +954,8 @@ class partition_log {
     if (!rp) return rp.error();
     auto ls = read_offset_file(dir_ / log_start_file);
     if (!ls) return ls.error();
+    rp_ckpt_ = rp->value_or(offset(-1)).value();
+    ls_ckpt_ = ls->value_or(offset(-1)).value();
     auto cl = read_offset_file(dir_ / cleaner_offset_file);
     if (!cl) return cl.error();
     cleaner_ckpt_ = cl->value_or(offset(-1)).value();
@@ -1031,6 +1048,8 @@ class partition_log {
   std::atomic<std::uint64_t> structure_gen_{0};  // bumped by truncations (written under writer_mu_)
   std::atomic<std::int64_t> first_dirty_{0};     // the cleaner's first dirty offset
   std::int64_t cleaner_ckpt_ = -1;               // the cleaner checkpoint on disk (-1: none); writer_mu_
+  std::int64_t rp_ckpt_ = -1;                    // the recovery point on disk (-1: none); writer_mu_
+  std::int64_t ls_ckpt_ = -1;                    // the log start offset on disk (-1: none); writer_mu_
 
   mutable std::mutex wait_mu_;
   mutable std::condition_variable wait_cv_;
