@@ -48,6 +48,7 @@
 // replication (in progress: metadata and placement; replicas and fetchers are next)
 #include <brook/replication/replica_placement.hpp>
 #include <brook/replication/leader_epoch_cache.hpp>
+#include <brook/replication/partition_replica.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_log.hpp>

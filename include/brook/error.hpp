@@ -64,6 +64,8 @@ enum class errc : int {
   log_dir_not_found = 57,
   non_empty_group = 68,
   group_id_not_found = 69,
+  fenced_leader_epoch = 74,
+  unknown_leader_epoch = 75,
   unsupported_compression_type = 76,
   member_id_required = 79,
   group_max_size_reached = 81,
@@ -115,6 +117,8 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::log_dir_not_found: return "LOG_DIR_NOT_FOUND";
     case errc::non_empty_group: return "NON_EMPTY_GROUP";
     case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
+    case errc::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
+    case errc::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case errc::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
     case errc::member_id_required: return "MEMBER_ID_REQUIRED";
     case errc::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
