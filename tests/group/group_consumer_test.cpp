@@ -355,3 +355,47 @@ TEST_CASE("wakeup() fails one poll, without losing records", "[group][consumer]"
   CHECK(c.poll(0ms).error() == errc::wakeup);
   CHECK(poll_count(c) == 0);
 }
+
+TEST_CASE("a commit while the member is rejoining is refused locally and causes no extra rebalance",
+          "[group][consumer]") {
+  group_env env;
+  env.create_topic("t", 4);
+  group_consumer a(*env.dd, *env.coord, env.consumer_config("g"));
+  group_consumer b(*env.dd, *env.coord, env.consumer_config("g"));
+  REQUIRE(a.subscribe({"t"}));
+  REQUIRE(b.subscribe({"t"}));
+  settle({&a, &b});
+  const std::int32_t gen = a.group_metadata().generation;
+  group_consumer c(*env.dd, *env.coord, env.consumer_config("g"));
+  REQUIRE(c.subscribe({"t"}));
+  REQUIRE(c.poll(0ms));  // c waits in its join; a and b must rejoin
+  REQUIRE(a.poll(0ms));  // a rejoins and waits for b
+  auto refused = a.commit_sync(std::map<topic_partition, offset_and_metadata>{{tp("t", 0), om(0)}});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error() == errc::rebalance_in_progress);
+  settle({&a, &b, &c});
+  CHECK(a.group_metadata().generation == gen + 1);
+  CHECK(c.group_metadata().generation == gen + 1);
+  CHECK(a.assignment().size() + b.assignment().size() + c.assignment().size() == 4);
+}
+
+TEST_CASE("a topic deleted during a rebalance does not leave a member half-assigned", "[group][consumer]") {
+  group_env env;
+  env.create_topic("t", 2);
+  env.create_topic("u", 2);
+  auto cfg = env.consumer_config("g");
+  cfg.assignors = {std::make_shared<cooperative_sticky_assignor>()};
+  group_consumer a(*env.dd, *env.coord, cfg);
+  REQUIRE(a.subscribe({"t", "u"}));
+  settle({&a});
+  REQUIRE(a.assignment().size() == 4);
+  REQUIRE(env.dd->delete_topic("u"));
+  REQUIRE(env.coord->tick());  // the coordinator sees the metadata change and rebalances
+  for (int i = 0; i < 6; ++i) (void)a.poll(0ms);
+  CHECK(a.assignment() == std::vector<topic_partition>{tp("t", 0), tp("t", 1)});
+  env.produce("t", 1, 2);
+  std::size_t n = 0;
+  for (int i = 0; i < 3; ++i)
+    if (auto r = a.poll(0ms); r) n += r->size();
+  CHECK(n == 2);
+}

@@ -265,6 +265,14 @@ class group_consumer {
   result<void> commit(const std::map<topic_partition, offset_and_metadata>& offsets) {
     BROOK_TRY(check_open());
     if (offsets.empty()) return ok();
+    // As Kafka's client: only a member of a stable generation commits; the refusal is local
+    // and asks for no extra rebalance.
+    if (phase_ == phase::joining || phase_ == phase::syncing)
+      return make_error(errc::rebalance_in_progress, "group '{}' is rebalancing; commit after it completes",
+                        cfg_.group_id);
+    if (phase_ == phase::unjoined && !subscription_.empty())
+      return make_error(errc::illegal_generation, "this consumer is not a member of a generation of group '{}'",
+                        cfg_.group_id);
     offset_commit_request req;
     req.group_id = cfg_.group_id;
     req.generation = generation_;
@@ -320,7 +328,13 @@ class group_consumer {
     }
     call_listener(&rebalance_listener::on_partitions_revoked, tps);
     for (const auto& tp : tps) owned_.erase(tp);
-    (void)inner_.assign(std::vector<topic_partition>(owned_.begin(), owned_.end()));
+    (void)assign_inner();  // fails only if a topic is deleted meanwhile; its partitions are dropped next time
+  }
+
+  /// Points the inner consumer at the owned partitions, dropping those whose topic is gone.
+  result<void> assign_inner() {
+    std::erase_if(owned_, [&](const topic_partition& tp) { return !dd_.get_partition(tp.topic, tp.partition); });
+    return inner_.assign(std::vector<topic_partition>(owned_.begin(), owned_.end()));
   }
 
   result<void> leave(bool commit_first) {
@@ -532,8 +546,13 @@ class group_consumer {
             phase_ = phase::unjoined;
             return assigned.error();
           }
-          BROOK_TRY(apply_assignment(*assigned));
-          phase_ = phase::stable;
+          phase_ = phase::stable;  // the group is Stable at this generation: commits are accepted
+          if (auto applied = apply_assignment(*assigned); !applied) {
+            // Never stay half-assigned: give everything up and rejoin on the next poll.
+            lose_partitions();
+            phase_ = phase::unjoined;
+            return applied.error();
+          }
           last_heartbeat_ = now();
           if (next_auto_commit_ == 0) next_auto_commit_ = now() + cfg_.auto_commit_interval.count();
           continue;
@@ -580,7 +599,7 @@ class group_consumer {
       need_rejoin_ = true;  // KIP-429: the revoked partitions go to their new owner in a follow-up rebalance
     }
     for (const auto& tp : added) owned_.insert(tp);
-    BROOK_TRY(inner_.assign(std::vector<topic_partition>(owned_.begin(), owned_.end())));
+    BROOK_TRY(assign_inner());
     call_listener(&rebalance_listener::on_partitions_assigned, added);
     // Positions: the listener's seeks win; otherwise the committed offset; otherwise
     // auto.offset.reset at the first fetch.

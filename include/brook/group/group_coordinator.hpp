@@ -327,14 +327,15 @@ class group_coordinator {
       g = &create_group(req.group_id);
     } else if (req.generation < 0 && req.member_id.empty() && g->state == group_state::empty) {
       // a commit outside group management
-    } else if (g->state == group_state::completing_rebalance) {
-      return make_error(errc::rebalance_in_progress, "group '{}' is completing a rebalance", req.group_id);
     } else {
+      // Fencing first: a removed member or an old generation is told so, even mid-rebalance.
       BROOK_TRY(check_member(*g, req.member_id, req.group_instance_id));
       if (req.generation != g->generation)
         return make_error(errc::illegal_generation, "group '{}' is at generation {}, the commit carries {}",
                           req.group_id, g->generation, req.generation);
       g->members.at(req.member_id).last_heartbeat = now();
+      if (g->state == group_state::completing_rebalance)
+        return make_error(errc::rebalance_in_progress, "group '{}' is completing a rebalance", req.group_id);
     }
     if (req.offsets.empty()) return ok();
     const timestamp_ms t = now();
@@ -622,6 +623,10 @@ class group_coordinator {
       if (g.state == group_state::preparing_rebalance)
         next = std::min(next, g.initial_delay_end ? *g.initial_delay_end : g.join_deadline);
       for (const auto& [__, m] : g.members) {
+        // The same exemptions as expire_members(): a waiting member cannot expire.
+        const bool waiting = (m.awaiting_join && g.state == group_state::preparing_rebalance) ||
+                             static_cast<bool>(m.awaiting_sync);
+        if (waiting) continue;
         if (m.liveness && m.liveness->alive.load()) {
           if (!m.liveness->in_poll.load()) next = std::min(next, m.liveness->last_poll_ms.load() + m.rebalance_timeout_ms);
         } else {
@@ -859,11 +864,11 @@ class group_coordinator {
     member m = std::move(g.members.at(old_id));
     g.members.erase(old_id);
     if (m.awaiting_join) {
-      auto cb = std::move(m.awaiting_join);
+      auto cb = std::exchange(m.awaiting_join, nullptr);
       out.add([cb] { cb(make_error(errc::fenced_instance_id, "a newer instance with the same group.instance.id joined")); });
     }
     if (m.awaiting_sync) {
-      auto cb = std::move(m.awaiting_sync);
+      auto cb = std::exchange(m.awaiting_sync, nullptr);
       out.add([cb] { cb(make_error(errc::fenced_instance_id, "a newer instance with the same group.instance.id joined")); });
     }
     if (m.liveness) m.liveness->rejoin_needed.store(true);
