@@ -224,7 +224,7 @@ TEST_CASE("records stay valid after the segments behind them are deleted", "[cli
   for (const auto& rec : *r) CHECK(rec.value().to_string() == before[i++]);
 }
 
-TEST_CASE("long poll: fetch.min.bytes waits for data; wakeup interrupts", "[client][consumer]") {
+TEST_CASE("long poll: fetch.min.bytes waits for data, wakeup interrupts", "[client][consumer]") {
   fixture f(1);
   consumer_config cc = earliest();
   cc.fetch_max_wait = 60s;

@@ -123,7 +123,7 @@ TEST_CASE("send errors reach the callback or future, never vanish", "[client][pr
   }
 }
 
-TEST_CASE("batches fill to batch.size; linger closes partial ones", "[client][producer]") {
+TEST_CASE("batches fill to batch.size, linger closes partial ones", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 1);
   producer_config pc;
@@ -147,7 +147,7 @@ TEST_CASE("batches fill to batch.size; linger closes partial ones", "[client][pr
   }
 }
 
-TEST_CASE("acks=0 reports offset -1; sticky null keys stay on one partition per batch", "[client][producer]") {
+TEST_CASE("acks=0 reports offset -1, sticky null keys stay on one partition per batch", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 4);
   producer_config pc;

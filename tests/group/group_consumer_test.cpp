@@ -104,7 +104,7 @@ TEST_CASE("auto.offset.reset applies only where the group has no committed offse
   CHECK(*c.position(tp("t", 1)) == offset(4));
 }
 
-TEST_CASE("members share partitions; joins and leaves rebalance with listener callbacks", "[group][consumer]") {
+TEST_CASE("members share partitions, joins and leaves rebalance with listener callbacks", "[group][consumer]") {
   group_env env;
   env.create_topic("t", 4);
   recording_listener la, lb;
@@ -208,7 +208,7 @@ TEST_CASE("cooperative-sticky revokes only the partitions that move", "[group][c
   CHECK(la.events.front() == "assigned:t-0,t-1,t-2,t-3");
 }
 
-TEST_CASE("a subscription change rebalances; partitions of a topic that grows reach members unasked",
+TEST_CASE("a subscription change rebalances, partitions of a topic that grows reach members unasked",
           "[group][consumer]") {
   group_env env;
   env.create_topic("t", 2);
@@ -260,7 +260,7 @@ TEST_CASE("a static member restarting within the session keeps its partitions wi
   CHECK(b.group_metadata().generation == gen);
 }
 
-TEST_CASE("a member that dies is replaced after its session; the survivor resumes from the commits",
+TEST_CASE("a member that dies is replaced after its session, the survivor resumes from the commits",
           "[group][consumer]") {
   group_env env;
   env.create_topic("t", 2);

@@ -338,7 +338,7 @@ TEST_CASE("in-process members: alive means heartbeating, a slow poll means remov
   CHECK(state_of(*env.coord, "g") == group_state::empty);
 }
 
-TEST_CASE("leaving: the others rebalance; the last one leaves the group Empty", "[group][coordinator]") {
+TEST_CASE("leaving: the others rebalance, the last one leaves the group Empty", "[group][coordinator]") {
   group_env env;
   const std::string a = stable_single(env, "g");
   CHECK(env.coord->leave_group("g", "ghost").error() == errc::unknown_member_id);
@@ -446,7 +446,7 @@ TEST_CASE("lag is the high watermark minus the committed offset", "[group][coord
   CHECK(env.coord->lag("nope").error() == errc::group_id_not_found);
 }
 
-TEST_CASE("admin: offsets reset only without members; delete_group", "[group][coordinator]") {
+TEST_CASE("admin: offsets reset only without members, delete_group", "[group][coordinator]") {
   group_env env;
   env.create_topic("t", 1);
   const std::string a = stable_single(env, "g");

@@ -231,7 +231,7 @@ TEST_CASE("PartitionChangeRecord follows PartitionRegistration.merge", "[replica
   }
 }
 
-TEST_CASE("apply_all is all or nothing; controller epochs never go back", "[replication][cluster_image]") {
+TEST_CASE("apply_all is all or nothing, controller epochs never go back", "[replication][cluster_image]") {
   cluster_image img = base_image();
   const cluster_image before = img;
   std::vector<metadata_record> recs = {broker(4, 1), topic_record{"t2", uuid::from_parts(5, 5)},

@@ -229,7 +229,7 @@ TEST_CASE("the text form of a uuid is Kafka's base64", "[replication][metadata_r
   CHECK(uuid::random(a) == uuid::random(b));  // deterministic for a seeded engine
 }
 
-TEST_CASE("round trips at every version; every truncation is rejected", "[replication][metadata_records]") {
+TEST_CASE("round trips at every version, every truncation is rejected", "[replication][metadata_records]") {
   const auto seed = std::random_device{}();
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);

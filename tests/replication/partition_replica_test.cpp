@@ -166,7 +166,7 @@ std::vector<std::int32_t> batch_epochs(const partition_replica& r) {
 
 }  // namespace
 
-TEST_CASE("leader replicates to followers; HW is the minimum ISR log end", "[replication][partition_replica]") {
+TEST_CASE("leader replicates to followers, HW is the minimum ISR log end", "[replication][partition_replica]") {
   cluster c;
   c.elect(0, 0, {0, 1, 2});
   CHECK(c[0].role() == replica_role::leader);

@@ -33,7 +33,7 @@ TEST_CASE("checkpoints are written in Kafka's text format and read back", "[stor
   CHECK_FALSE(parse_checkpoint_int<std::int64_t>(p, "12x"));
 }
 
-TEST_CASE("a missing checkpoint is empty; a malformed one is kafka_storage_error", "[storage][checkpoint]") {
+TEST_CASE("a missing checkpoint is empty, a malformed one is kafka_storage_error", "[storage][checkpoint]") {
   test::temp_dir t;
   auto none = read_checkpoint(t / "nope", 3);
   REQUIRE(none);

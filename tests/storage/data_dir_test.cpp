@@ -113,7 +113,7 @@ TEST_CASE("partitions can be added, topics deleted", "[storage][data_dir]") {
   CHECK((*dd->get_partition("t", partition_id(0)))->log_end_offset() == offset(0));
 }
 
-TEST_CASE("a data directory has one writing process; read-only opens take no lock", "[storage][data_dir]") {
+TEST_CASE("a data directory has one writing process, read-only opens take no lock", "[storage][data_dir]") {
   temp_dir t;
   auto dd = open_dd(t.path());
   REQUIRE(dd->create_topic("t"));
@@ -132,7 +132,7 @@ TEST_CASE("a data directory has one writing process; read-only opens take no loc
   CHECK(data_dir::open(t.path()).has_value());
 }
 
-TEST_CASE("a copied Kafka log dir is adopted; stray directories are refused", "[storage][data_dir]") {
+TEST_CASE("a copied Kafka log dir is adopted, stray directories are refused", "[storage][data_dir]") {
   temp_dir t;
   {
     auto log = partition_log::open(t.path() / "legacy-0");

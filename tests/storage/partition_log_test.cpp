@@ -375,7 +375,7 @@ TEST_CASE("truncate_to removes the tail and appends continue from the new end", 
   CHECK(read_all(*re) == content);
 }
 
-TEST_CASE("a clean close makes the next open scan nothing; checkpoints use Kafka's format",
+TEST_CASE("a clean close makes the next open scan nothing, checkpoints use Kafka's format",
           "[storage][partition_log][recovery]") {
   temp_dir t;
   {
