@@ -38,6 +38,7 @@ enum class errc : int {
   leader_not_available = 5,
   not_leader_or_follower = 6,
   request_timed_out = 7,
+  broker_not_available = 8,
   record_too_large = 10,  // Kafka: MESSAGE_TOO_LARGE
   offset_metadata_too_large = 12,
   coordinator_not_available = 15,
@@ -66,11 +67,17 @@ enum class errc : int {
   group_id_not_found = 69,
   fenced_leader_epoch = 74,
   unknown_leader_epoch = 75,
+  stale_broker_epoch = 77,
   unsupported_compression_type = 76,
   member_id_required = 79,
+  preferred_leader_not_available = 80,
   group_max_size_reached = 81,
   fenced_instance_id = 82,
+  eligible_leaders_not_available = 83,
+  election_not_needed = 84,
   invalid_record = 87,
+  invalid_update_version = 99,
+  ineligible_replica = 107,
   // brook-specific (no Kafka number).
   log_dir_locked = 1000,    // another process owns the data directory
   timeout = 1001,           // a bounded wait expired (client side)
@@ -91,6 +98,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::leader_not_available: return "LEADER_NOT_AVAILABLE";
     case errc::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
     case errc::request_timed_out: return "REQUEST_TIMED_OUT";
+    case errc::broker_not_available: return "BROKER_NOT_AVAILABLE";
     case errc::record_too_large: return "MESSAGE_TOO_LARGE";
     case errc::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
     case errc::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
@@ -119,11 +127,17 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
     case errc::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case errc::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
+    case errc::stale_broker_epoch: return "STALE_BROKER_EPOCH";
     case errc::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
     case errc::member_id_required: return "MEMBER_ID_REQUIRED";
+    case errc::preferred_leader_not_available: return "PREFERRED_LEADER_NOT_AVAILABLE";
     case errc::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
     case errc::fenced_instance_id: return "FENCED_INSTANCE_ID";
+    case errc::eligible_leaders_not_available: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
+    case errc::election_not_needed: return "ELECTION_NOT_NEEDED";
     case errc::invalid_record: return "INVALID_RECORD";
+    case errc::invalid_update_version: return "INVALID_UPDATE_VERSION";
+    case errc::ineligible_replica: return "INELIGIBLE_REPLICA";
     case errc::log_dir_locked: return "LOG_DIR_LOCKED";
     case errc::timeout: return "TIMEOUT";
     case errc::closed: return "CLOSED";

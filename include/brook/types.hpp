@@ -52,6 +52,9 @@ using file_pos = strong_int<struct file_pos_tag, std::int64_t>;
 /// Milliseconds since the Unix epoch, as Kafka timestamps are (int64; -1 = none).
 using timestamp_ms = std::int64_t;
 
+/// A produce request's acks (Kafka's int16 acks): 0 = none, 1 = the leader, -1 = all in-sync replicas.
+enum class acks_mode : std::int8_t { none = 0, leader = 1, all = -1 };
+
 }  // namespace brook
 
 template <typename Tag, typename Rep>

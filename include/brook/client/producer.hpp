@@ -17,8 +17,12 @@
 // for errors found in send(), on the calling thread), never while a producer lock is
 // held, so a callback may call send() again.
 //
-// acks: with one replica, acks=1 and acks=all complete after the append; acks=0
-// completes after the append too but reports offset -1, as Kafka's producer does.
+// Batches go to a produce_target (produce_target.hpp): a data directory (one replica:
+// acks=1 and acks=all complete after the append; acks=0 completes after the append too but
+// reports offset -1, as Kafka's producer does), or a replicated cluster's leaders, where
+// acks=all completes once the ISR has the batch (replication/cluster.hpp) and
+// request.timeout.ms bounds the wait. A failed batch is not retried (Kafka's retries=0): its
+// records complete with the error, so a record is never written twice by the producer.
 //
 // Thread-safety: send(), flush() and close() may be called from any number of threads.
 #pragma once
@@ -43,6 +47,7 @@
 #include <fmt/format.h>
 
 #include <brook/client/partitioner.hpp>
+#include <brook/client/produce_target.hpp>
 #include <brook/error.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
@@ -70,8 +75,6 @@ struct record_metadata {
 
 using send_callback = std::function<void(const result<record_metadata>&)>;
 
-enum class acks_mode : std::int8_t { none = 0, leader = 1, all = -1 };
-
 struct producer_config {
   /// acks: 0 (none), 1 (leader), all (-1). Default all (Kafka 3.0+).
   acks_mode acks = acks_mode::all;
@@ -87,14 +90,19 @@ struct producer_config {
   std::size_t max_request_size = 1024 * 1024;
   /// partitioner.class: null = default_partitioner (murmur2 for keys, sticky otherwise).
   std::shared_ptr<brook::partitioner> partitioner;
+  /// request.timeout.ms: how long a batch may wait for acks=all. Default 30000.
+  std::chrono::milliseconds request_timeout{30000};
 };
 
 class producer {
  public:
-  producer(data_dir& dd, producer_config cfg = {}) : dd_(dd), cfg_(std::move(cfg)) {
-    if (!cfg_.partitioner) cfg_.partitioner = std::make_shared<default_partitioner>();
-    sender_ = std::thread([this] { run_sender(); });
+  /// A producer appending to `dd`'s partitions.
+  producer(data_dir& dd, producer_config cfg = {})
+      : owned_target_(std::make_unique<data_dir_target>(dd)), target_(*owned_target_), cfg_(std::move(cfg)) {
+    start();
   }
+  /// A producer sending to `target` (e.g. a cluster_target), which must outlive it.
+  producer(produce_target& target, producer_config cfg = {}) : target_(target), cfg_(std::move(cfg)) { start(); }
   producer(const producer&) = delete;
   producer& operator=(const producer&) = delete;
   ~producer() { (void)close(); }
@@ -155,7 +163,8 @@ class producer {
     timestamp_ms ts;
   };
   struct batch {
-    std::shared_ptr<partition> part;
+    std::string topic;
+    partition_id pid{0};
     record_batch_builder builder;
     std::vector<pending> records;
     std::chrono::steady_clock::time_point deadline;
@@ -164,7 +173,7 @@ class producer {
   };
   struct topic_cache {
     std::uint64_t version = ~0ull;
-    std::vector<std::shared_ptr<partition>> parts;
+    std::int32_t partitions = 0;
     std::vector<std::unique_ptr<batch>> open;  // the open batch of each partition, if any
   };
   struct enqueue_result {
@@ -183,6 +192,11 @@ class producer {
     return r;
   }
 
+  void start() {
+    if (!cfg_.partitioner) cfg_.partitioner = std::make_shared<default_partitioner>();
+    sender_ = std::thread([this] { run_sender(); });
+  }
+
   void finish_now(const brook::error& e, send_callback cb) {
     if (cb) cb(result<record_metadata>(e));
   }
@@ -192,25 +206,19 @@ class producer {
     auto it = topics_.find(std::string_view(topic));
     if (it == topics_.end()) it = topics_.emplace(topic, topic_cache{}).first;
     auto& tc = it->second;
-    const std::uint64_t v = dd_.metadata_version();
+    const std::uint64_t v = target_.metadata_version();
     if (tc.version != v) {
-      auto n = dd_.partition_count(topic);
+      auto n = target_.partition_count(topic);
       if (!n) return n.error();
-      std::vector<std::shared_ptr<partition>> parts;
-      for (std::int32_t i = 0; i < *n; ++i) {
-        auto p = dd_.get_partition(topic, partition_id(i));
-        if (!p) return p.error();
-        parts.push_back(std::move(*p));
-      }
-      tc.parts = std::move(parts);
-      tc.open.resize(std::max(tc.open.size(), tc.parts.size()));  // open batches keep their partition
+      tc.partitions = *n;
+      tc.open.resize(std::max(tc.open.size(), static_cast<std::size_t>(*n)));  // open batches keep their partition
       tc.version = v;
     }
     return &tc;
   }
 
   enqueue_result enqueue(const producer_record& rec, send_callback cb) {
-    const timestamp_ms ts = rec.timestamp ? *rec.timestamp : dd_.clock()->now_ms();
+    const timestamp_ms ts = rec.timestamp ? *rec.timestamp : target_.now_ms();
     const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
     if (rsize + batch_layout::header_size > cfg_.max_request_size)
       return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
@@ -224,7 +232,7 @@ class producer {
     if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
     auto tc = topic_of(rec.topic);
     if (!tc) return fail(tc.error(), std::move(cb));
-    const auto n = static_cast<std::int32_t>((*tc)->parts.size());
+    const auto n = (*tc)->partitions;
     partition_id pid{0};
     if (rec.partition) {
       pid = *rec.partition;
@@ -246,9 +254,9 @@ class producer {
       if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
       tc = topic_of(rec.topic);
       if (!tc) return fail(tc.error(), std::move(cb));
-      if (pid.value() < 0 || pid.value() >= static_cast<std::int32_t>((*tc)->parts.size()))
+      if (pid.value() < 0 || pid.value() >= (*tc)->partitions)
         return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
-                               (*tc)->parts.size(), rec.topic),
+                               (*tc)->partitions, rec.topic),
                     std::move(cb));
     }
     // buffer.memory back-pressure.
@@ -270,7 +278,7 @@ class producer {
                                need, cfg_.max_block.count(), cfg_.buffer_memory),
                     std::move(cb));
       tc = topic_of(rec.topic);
-      if (!tc || pid.value() >= static_cast<std::int32_t>((*tc)->parts.size()))
+      if (!tc || pid.value() >= (*tc)->partitions)
         return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
                     std::move(cb));
     }
@@ -278,7 +286,7 @@ class producer {
     if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size)
       close_batch_locked(open);
     if (!open) {
-      open = new_batch_locked((*tc)->parts[static_cast<std::size_t>(pid.value())]);
+      open = new_batch_locked(rec.topic, pid);
     }
     open->builder.append(ts, rec.key, rec.value, rec.headers);
     open->records.push_back({std::move(cb), ts});
@@ -301,7 +309,7 @@ class producer {
     return !b.empty() && b.size_bytes() + rsize > cfg_.batch_size;
   }
 
-  std::unique_ptr<batch> new_batch_locked(std::shared_ptr<partition> part) {
+  std::unique_ptr<batch> new_batch_locked(const std::string& topic, partition_id pid) {
     std::unique_ptr<batch> b;
     if (!spare_.empty()) {
       b = std::move(spare_.back());
@@ -312,7 +320,8 @@ class producer {
     } else {
       b = std::make_unique<batch>();
     }
-    b->part = std::move(part);
+    b->topic = topic;
+    b->pid = pid;
     b->deadline = std::chrono::steady_clock::now() + cfg_.linger;
     if (!has_deadline_ || b->deadline < next_deadline_) {
       next_deadline_ = b->deadline;
@@ -366,26 +375,34 @@ class producer {
       std::deque<std::unique_ptr<batch>> work;
       work.swap(ready_);
       lk.unlock();
-      for (auto& b : work) append_and_complete(*b);
+      for (auto& b : work) send_batch(std::move(b));
       lk.lock();
-      for (auto& b : work) {
-        buffered_ -= b->reserved;
-        incomplete_.erase(incomplete_.find(b->first_seq));
-        b->part.reset();
-        b->records.clear();
-        if (spare_.size() < 16) spare_.push_back(std::move(b));
-      }
-      if (space_waiters_ > 0) space_cv_.notify_all();
-      if (done_waiters_ > 0) done_cv_.notify_all();
     }
   }
 
-  /// Appends one batch and completes its records' callbacks. Runs on the sender thread
-  /// without the producer lock.
-  void append_and_complete(batch& b) {
-    auto bytes = b.builder.finish();
-    auto r = b.part->append(bytes);
-    const std::string& topic = b.part->topic();
+  /// Hands one batch to the target; its completion (now or later, on any thread) completes
+  /// the records and releases the batch. Runs on the sender thread without the producer lock.
+  void send_batch(std::unique_ptr<batch> owned) {
+    batch* b = owned.release();
+    auto bytes = b->builder.finish();
+    target_.produce(b->topic, b->pid, bytes, cfg_.acks, cfg_.request_timeout,
+                    [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); });
+  }
+
+  void complete(std::unique_ptr<batch> b, const result<append_result>& r) {
+    complete_records(*b, r);
+    std::lock_guard lk(mu_);
+    buffered_ -= b->reserved;
+    incomplete_.erase(incomplete_.find(b->first_seq));
+    b->records.clear();
+    if (spare_.size() < 16) spare_.push_back(std::move(b));
+    if (space_waiters_ > 0) space_cv_.notify_all();
+    if (done_waiters_ > 0) done_cv_.notify_all();
+  }
+
+  /// Completes a batch's records' callbacks, without the producer lock.
+  void complete_records(batch& b, const result<append_result>& r) {
+    const std::string& topic = b.topic;
     for (std::size_t i = 0; i < b.records.size(); ++i) {
       auto& p = b.records[i];
       if (!p.cb) continue;
@@ -395,14 +412,15 @@ class producer {
       }
       record_metadata md;
       md.topic = topic;
-      md.partition = b.part->id();
+      md.partition = b.pid;
       md.offset = cfg_.acks == acks_mode::none ? offset(-1) : r->base_offset + static_cast<std::int64_t>(i);
       md.timestamp = r->log_append_time >= 0 ? r->log_append_time : p.ts;
       p.cb(result<record_metadata>(std::move(md)));
     }
   }
 
-  data_dir& dd_;
+  std::unique_ptr<produce_target> owned_target_;
+  produce_target& target_;
   producer_config cfg_;
   std::mutex close_mu_;  // serialises close()
   std::mutex mu_;

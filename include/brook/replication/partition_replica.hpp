@@ -37,8 +37,8 @@
 // brook choices: fetch and OffsetsForLeaderEpoch must come from replicas of the assignment
 // (NOT_LEADER_OR_FOLLOWER otherwise); the ISR has no "in-flight" states (maybe_* only propose;
 // set_isr applies). A follower truncating below its high watermark (possible only after an
-// unclean election) cannot lower the partition's HW (partition::advance_high_watermark only
-// moves forward); truncation_state::below_high_watermark says so.
+// unclean election, or after losing unflushed data) lowers it to the new log end, as Kafka's
+// UnifiedLog.truncateTo does; truncation_state::below_high_watermark says so.
 //
 // Thread-safety: all members are thread-safe (one mutex per replica); consumers read through
 // part() (brook::partition, bounded by the high watermark) without that mutex.
@@ -118,7 +118,7 @@ struct replica_fetch_response {
 struct truncation_state {
   offset log_end_offset{0};           ///< the follower's log end after the step
   bool completed = true;              ///< false: ask the leader again for latest_epoch()
-  bool below_high_watermark = false;  ///< the log now ends below the (unlowerable) HW
+  bool below_high_watermark = false;  ///< the cut went below the HW, which was lowered to the log end
 };
 
 class partition_replica {
@@ -345,15 +345,33 @@ class partition_replica {
   }
 
   /// Replicas outside the ISR that may join it (Kafka: isFollowerInSync): LEO >= high
-  /// watermark and >= the start of this leader's epoch. Empty unless leader.
+  /// watermark and >= the start of this leader's epoch, and not ineligible. Empty unless leader.
   std::vector<std::int32_t> maybe_expand_isr() const {
     std::lock_guard l(mu_);
     std::vector<std::int32_t> out;
     if (role_ != replica_role::leader || !epoch_start_) return out;
     const offset hw = part_->high_watermark();
     for (const auto& [id, s] : followers_)
-      if (!contains(isr_, id) && s.log_end_offset >= hw && s.log_end_offset >= *epoch_start_) out.push_back(id);
+      if (!contains(isr_, id) && !contains(ineligible_, id) && s.log_end_offset >= hw &&
+          s.log_end_offset >= *epoch_start_)
+        out.push_back(id);
     return out;
+  }
+
+  /// Replicas on brokers the controller has fenced (Kafka: isReplicaIsrEligible is false):
+  /// the high watermark does not wait for them even while they count as caught up by time,
+  /// and they cannot join the ISR. Moves the high watermark if it now can.
+  void set_ineligible(std::vector<std::int32_t> ids, timestamp_ms now) {
+    std::lock_guard l(mu_);
+    ineligible_ = std::move(ids);
+    if (role_ == replica_role::leader) maybe_increment_hw_locked(now);
+  }
+
+  /// Moves the high watermark if time alone allows it (a follower outside the ISR stopped
+  /// counting as caught up). Leader only; a no-op otherwise.
+  void maybe_increment_high_watermark(timestamp_ms now) {
+    std::lock_guard l(mu_);
+    if (role_ == replica_role::leader) maybe_increment_hw_locked(now);
   }
 
   /// Applies the ISR the controller committed (leader only: not_leader_or_follower; the ISR
@@ -430,6 +448,7 @@ class partition_replica {
     BROOK_TRY(cache_->truncate_from_end(part_->log_end_offset()));
     st.log_end_offset = part_->log_end_offset();
     st.below_high_watermark = st.log_end_offset < part_->high_watermark();
+    if (st.below_high_watermark) part_->reset_high_watermark(st.log_end_offset);  // UnifiedLog.truncateTo
     return st;
   }
 
@@ -490,6 +509,30 @@ class partition_replica {
     return part_->log_end_offset();
   }
 
+  /// Empties the log and restarts it at `start` (Kafka's truncateFullyAndStartAt), with no
+  /// epochs: a follower whose log end is below the leader's log start. The high watermark
+  /// moves to `start`. Errors: not_leader_or_follower (not a follower), the log's.
+  result<void> truncate_fully_and_start_at(offset start) {
+    std::lock_guard l(mu_);
+    if (role_ != replica_role::follower)
+      return make_error(errc::not_leader_or_follower, "{}: broker {} is not a follower", name(), broker_id_);
+    BROOK_TRY(cache_->clear());
+    BROOK_TRY(part_->log().truncate_fully_and_start_at(start));
+    part_->reset_high_watermark(start);
+    return ok();
+  }
+
+  /// Moves this follower's log start up to the leader's (Kafka: maybeIncrementLogStartOffset
+  /// with the fetch response's logStartOffset), never past its own high watermark.
+  result<void> follow_log_start(offset leader_log_start) {
+    std::lock_guard l(mu_);
+    const offset target = std::min(leader_log_start, part_->high_watermark());
+    if (target <= part_->log_start_offset()) return ok();
+    BROOK_TRY(part_->log().delete_records_before(target));
+    BROOK_TRY(cache_->truncate_from_start(target));
+    return ok();
+  }
+
   /// A fetch response, as the follower's fetcher handles it: truncation on a diverging epoch
   /// (completed or not, the next make_fetch_request fetches from the right place), else
   /// append_as_follower. Returns the log end afterwards.
@@ -537,13 +580,15 @@ class partition_replica {
     return ok();
   }
 
-  // Partition.maybeIncrementLeaderHW: min LEO over the ISR and the followers caught up by time.
+  // Partition.maybeIncrementLeaderHW: min LEO over the ISR and the eligible followers caught up by time.
   void maybe_increment_hw_locked(timestamp_ms now) {
     const offset leo = part_->log_end_offset();
     offset hw = leo;
     for (const auto& [id, s] : followers_) {
       if (s.log_end_offset >= hw) continue;
-      if (contains(isr_, id) || s.is_caught_up(leo, now, cfg_.replica_lag_time_max_ms)) hw = s.log_end_offset;
+      if (contains(isr_, id) ||
+          (!contains(ineligible_, id) && s.is_caught_up(leo, now, cfg_.replica_lag_time_max_ms)))
+        hw = s.log_end_offset;
     }
     if (hw > part_->high_watermark()) part_->advance_high_watermark(hw);
   }
@@ -561,6 +606,7 @@ class partition_replica {
   std::vector<std::int32_t> isr_;                     // leader only
   std::vector<std::int32_t> replicas_;                // leader only
   std::map<std::int32_t, follower_state> followers_;  // leader only: every replica but this one
+  std::vector<std::int32_t> ineligible_;              // leader only: replicas on fenced brokers
   std::vector<std::byte> buf_;                        // follower: writable copy of fetched bytes
 };
 

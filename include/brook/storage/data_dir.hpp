@@ -277,6 +277,19 @@ class data_dir {
     return hk_last_error_;
   }
 
+  /// A crash, for fault injection: stops housekeeping and abandons every partition log
+  /// (partition_log::abandon: nothing flushed, no checkpoint written), releases the lock.
+  void abandon() {
+    stop_housekeeping();
+    std::unique_lock lk(mu_);
+    if (closed_) return;
+    closed_ = true;
+    for (auto& [_, ts] : topics_)
+      for (auto& p : ts.partitions) p->log().abandon();
+    lock_.reset();
+    notify_->notify();
+  }
+
   /// Stops housekeeping, closes every partition cleanly, releases the lock.
   result<void> close() {
     stop_housekeeping();

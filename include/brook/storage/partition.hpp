@@ -8,6 +8,7 @@
 // Thread-safety: all members are thread-safe; appends are serialised by the log.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -50,6 +51,13 @@ class partition {
     std::int64_t cur = hw_.load(std::memory_order_relaxed);
     while (cur < hw.value() && !hw_.compare_exchange_weak(cur, hw.value(), std::memory_order_acq_rel)) {
     }
+    if (notify_) notify_->notify();
+  }
+
+  /// Sets the high watermark, also lower (a replica restoring its checkpoint, or a follower
+  /// truncated below it after an unclean election), clamped to the log end. Wakes waiters.
+  void reset_high_watermark(offset hw) noexcept {
+    hw_.store(std::min(hw, log_->log_end_offset()).value(), std::memory_order_release);
     if (notify_) notify_->notify();
   }
 

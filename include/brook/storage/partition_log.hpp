@@ -6,6 +6,8 @@
 //   recovery-point-offset-checkpoint                    <- see below
 //   log-start-offset-checkpoint
 //   cleaner-offset-checkpoint                           <- once compacted (log_cleaner.hpp)
+//   leader-epoch-checkpoint, replication-offset-checkpoint  <- a replica's (replication/),
+//                                                          left alone here
 //
 // Kafka keeps the checkpoints once per log dir; brook keeps them per
 // partition directory (same text format, one entry) so that a partition log
@@ -328,6 +330,16 @@ class partition_log {
     return write_checkpoints();
   }
 
+  /// Removes every record and restarts the log, empty, at `o` (Kafka's
+  /// truncateFullyAndStartAt): a follower whose log ends below its leader's log start.
+  result<void> truncate_fully_and_start_at(offset o) {
+    std::lock_guard wl(writer_mu_);
+    if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
+    if (o.value() < 0) return make_error(errc::invalid_argument, "{}: negative start offset {}", dir_.string(), o);
+    structure_gen_.fetch_add(1, std::memory_order_acq_rel);
+    return truncate_fully_locked(o);
+  }
+
   /// Removes every record at or after `o`. As in Kafka, the batch containing `o` is removed
   /// whole, so the new log end is that batch's base offset (<= o). Readers holding slices of
   /// removed bytes keep valid (old) bytes. Offsets below the log start reset the log to
@@ -399,6 +411,18 @@ class partition_log {
     BROOK_TRY(write_checkpoints());
     dir_lock_.reset();  // another writer may open the directory now
     return ok();
+  }
+
+  /// A crash, for fault injection: closes without flushing, sealing or writing checkpoints
+  /// and releases the directory lock. What was appended since the last flush is still in the
+  /// files (the page cache survives a process crash); cut it to model a power loss. Further
+  /// calls fail with errc::closed; readers' slices stay valid.
+  void abandon() {
+    std::lock_guard wl(writer_mu_);
+    if (closed_) return;
+    closed_ = true;
+    notify_waiters();
+    dir_lock_.reset();
   }
 
   // ------------------------------------------------------------------ compaction
@@ -897,10 +921,12 @@ class partition_log {
       std::string ext = p.extension().string();
       std::string stem = p.stem().string();
       if (name == recovery_point_file || name == log_start_file || name == cleaner_offset_file ||
-          name == "leader-epoch-checkpoint" || name == "partition.metadata")
+          name == "leader-epoch-checkpoint" || name == "replication-offset-checkpoint" ||
+          name == "partition.metadata")
         continue;
       if (name == std::string(recovery_point_file) + ".tmp" || name == std::string(log_start_file) + ".tmp" ||
-          name == std::string(cleaner_offset_file) + ".tmp" || name == "leader-epoch-checkpoint.tmp") {
+          name == std::string(cleaner_offset_file) + ".tmp" || name == "leader-epoch-checkpoint.tmp" ||
+          name == "replication-offset-checkpoint.tmp") {
         // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
         if (!opts_.read_only) {
           report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));

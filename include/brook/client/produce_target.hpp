@@ -1,0 +1,63 @@
+// Where a producer's batches go (Kafka: the brokers behind a KafkaProducer's sender).
+//
+// A producer (producer.hpp) builds batches and hands each closed batch to a produce_target:
+//   data_dir_target  one data directory, one replica: the batch is appended to the partition
+//                    and completes at once (acks=0/1/all are the same with one replica);
+//   cluster_target   a replicated in-process cluster (replication/cluster.hpp): the batch goes
+//                    to the partition's leader and completes as acks and min.insync.replicas
+//                    say, possibly later and on another thread.
+//
+// Thread-safety: implementations must be thread-safe; data_dir_target is.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include <brook/error.hpp>
+#include <brook/storage/data_dir.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+using append_callback = std::function<void(const result<append_result>&)>;
+
+class produce_target {
+ public:
+  virtual ~produce_target() = default;
+  /// Changes whenever partition counts may have changed.
+  virtual std::uint64_t metadata_version() const = 0;
+  /// Partitions of `topic`. Errors: unknown_topic_or_partition.
+  virtual result<std::int32_t> partition_count(const std::string& topic) const = 0;
+  /// The time records are stamped with when the sender gives none.
+  virtual timestamp_ms now_ms() const = 0;
+  /// Appends one batch (offsets are assigned by the log; the bytes may be rewritten) and
+  /// calls `done` exactly once, on this thread or another, never under a lock of the caller.
+  virtual void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
+                       std::chrono::milliseconds request_timeout, append_callback done) = 0;
+};
+
+/// A data directory as the target: appends complete at once.
+class data_dir_target final : public produce_target {
+ public:
+  explicit data_dir_target(data_dir& dd) : dd_(dd) {}
+  std::uint64_t metadata_version() const override { return dd_.metadata_version(); }
+  result<std::int32_t> partition_count(const std::string& topic) const override { return dd_.partition_count(topic); }
+  timestamp_ms now_ms() const override { return dd_.clock()->now_ms(); }
+  void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
+               std::chrono::milliseconds, append_callback done) override {
+    auto part = dd_.get_partition(topic, p);
+    if (!part) {
+      done(part.error());
+      return;
+    }
+    done((*part)->append(batch));
+  }
+
+ private:
+  data_dir& dd_;
+};
+
+}  // namespace brook
