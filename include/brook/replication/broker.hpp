@@ -1,0 +1,487 @@
+// A broker: one node of an in-process cluster (cluster.hpp). It owns a data directory
+// (data_dir.hpp) and, for every partition the controller placed on it, a partition_replica
+// (partition_replica.hpp) that it makes leader or follower as the cluster image says.
+//
+//   <broker dir>/
+//     topic-configs, .lock                         the data directory's (data_dir.hpp)
+//     <topic>-<p>/                                 every partition of a topic with a replica here
+//       *.log *.index *.timeindex, checkpoints     the partition log's (partition_log.hpp)
+//       leader-epoch-checkpoint                    leader_epoch_cache.hpp
+//       replication-offset-checkpoint              the high watermark, Kafka's offset checkpoint
+//                                                  format with one `topic partition hw` entry
+//
+// As leader it takes produce requests (acks 0/1/all, with min.insync.replicas checked before
+// the append and again when acks=all completes: Kafka's DelayedProduce), answers followers'
+// fetches and OffsetsForLeaderEpoch, and proposes ISR changes. As follower it is driven by a
+// replica_fetcher (replica_fetcher.hpp). The high watermark is checkpointed every
+// replica.high.watermark.checkpoint.interval.ms (5000) by tick() and on close(); on open each
+// partition's high watermark starts from that checkpoint (never above its log end), so a
+// restarted broker exposes nothing its previous life had not committed.
+//
+// brook choices: the data directory holds every partition of a topic that has any replica
+// here (data_dir's topics are dense); partitions without a replica here stay empty and are
+// never written. Checkpoints live in the partition directories, as the other checkpoints of
+// brook do (Kafka keeps one file per log dir). crash() abandons the directory without
+// flushing (see cluster.hpp for cutting unflushed bytes).
+//
+// Thread-safety: all members are thread-safe. Produce callbacks run on the thread whose call
+// completed them (produce, fetch, tick, apply, close), never under a broker lock.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/error.hpp>
+#include <brook/replication/cluster_image.hpp>
+#include <brook/replication/partition_replica.hpp>
+#include <brook/storage/checkpoint_file.hpp>
+#include <brook/storage/data_dir.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+struct broker_config {
+  std::int32_t id = 0;
+  /// replica.lag.time.max.ms and the other per-replica settings.
+  replica_config replica;
+  /// min.insync.replicas: with acks=all, the ISR size below which appends are refused
+  /// (not_enough_replicas). Default 1.
+  std::int32_t min_insync_replicas = 1;
+  /// replica.high.watermark.checkpoint.interval.ms. Default 5000.
+  std::int64_t high_watermark_checkpoint_interval_ms = 5000;
+  /// The data directory's options: log defaults (and the clock every broker part uses).
+  data_dir_options dir;
+};
+
+/// What a produce request completes with.
+using produce_callback = std::function<void(const result<append_result>&)>;
+
+/// A change of ISR the leader asks the controller for (Kafka: AlterPartition request).
+struct isr_proposal {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int32_t leader_epoch = 0;
+  std::int32_t partition_epoch = 0;
+  std::vector<std::int32_t> isr;
+};
+
+/// A partition this broker follows, and from whom.
+struct followed_partition {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int32_t leader = -1;
+  std::shared_ptr<partition_replica> replica;
+  bool needs_truncation = true;  ///< run the OffsetsForLeaderEpoch loop before fetching
+};
+
+class broker {
+ public:
+  static constexpr const char* high_watermark_file = "replication-offset-checkpoint";
+
+  broker(const broker&) = delete;
+  broker& operator=(const broker&) = delete;
+  ~broker() { (void)close(); }
+
+  /// Opens (creating when missing) the broker's data directory and restores each existing
+  /// partition's high watermark from its checkpoint (0 without one). Roles come with the
+  /// first apply(). Errors: the data directory's, kafka_storage_error (a bad checkpoint).
+  static result<std::unique_ptr<broker>> open(const std::filesystem::path& dir, broker_config cfg) {
+    if (cfg.id < 0) return make_error(errc::invalid_argument, "broker id {} is negative", cfg.id);
+    if (cfg.min_insync_replicas < 1)
+      return make_error(errc::invalid_config, "min.insync.replicas must be at least 1, not {}", cfg.min_insync_replicas);
+    if (!cfg.dir.defaults.clock) cfg.dir.defaults.clock = make_system_clock();
+    auto dd = data_dir::open(dir, cfg.dir);
+    if (!dd) return dd.error();
+    std::unique_ptr<broker> b(new broker(std::move(*dd), std::move(cfg)));
+    for (const auto& t : b->dd_->list_topics()) {
+      auto n = b->dd_->partition_count(t);
+      if (!n) return n.error();
+      for (std::int32_t p = 0; p < *n; ++p) {
+        auto part = b->dd_->get_partition(t, partition_id(p));
+        if (!part) return part.error();
+        auto hw = read_high_watermark(**part);
+        if (!hw) return hw.error();
+        (*part)->reset_high_watermark(*hw);
+      }
+    }
+    b->last_hw_checkpoint_ = b->now();
+    return b;
+  }
+
+  std::int32_t id() const noexcept { return cfg_.id; }
+  const broker_config& config() const noexcept { return cfg_; }
+  /// The broker's data directory: consumers read a partition here up to its high watermark.
+  data_dir& dir() noexcept { return *dd_; }
+  timestamp_ms now() const { return cfg_.dir.defaults.clock->now_ms(); }
+
+  /// The replica of topic-p on this broker, or null.
+  std::shared_ptr<partition_replica> replica(const std::string& topic, std::int32_t p) const {
+    std::lock_guard l(mu_);
+    auto it = replicas_.find({topic, p});
+    return it == replicas_.end() ? nullptr : it->second.replica;
+  }
+  std::optional<offset> log_end_offset(const std::string& topic, std::int32_t p) const {
+    auto r = replica(topic, p);
+    if (!r) return std::nullopt;
+    return r->log_end_offset();
+  }
+
+  // ------------------------------------------------------------------ metadata
+
+  /// Brings this broker in line with `img`: creates local partitions for new assignments,
+  /// makes replicas leader or follower for newer leader epochs (Kafka's
+  /// applyDelta/makeLeaders/makeFollowers), applies ISR changes of partitions it leads, and
+  /// fails delayed produces of partitions it no longer leads. `version` orders images (the
+  /// metadata log offset it was read at, or lower): an image older than one applied is a
+  /// no-op, so concurrent deliveries cannot go back in time.
+  result<void> apply(const cluster_image& img, std::uint64_t version) {
+    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    {
+      std::lock_guard l(mu_);
+      if (closed_) return make_error(errc::closed, "broker {} is closed", cfg_.id);
+      if (version < applied_version_) return ok();
+      applied_version_ = version;
+      const timestamp_ms t = now();
+      for (const auto& [name, ts] : img.topics()) {
+        bool mine = false;
+        for (const auto& ps : ts.partitions)
+          mine = mine || std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) != ps.replicas.end();
+        if (!mine) continue;
+        const auto n = static_cast<std::int32_t>(ts.partitions.size());
+        auto have = dd_->partition_count(name);
+        if (!have) {
+          topic_config tc;
+          tc.partitions = n;
+          BROOK_TRY(dd_->create_topic(name, tc));
+        } else if (*have < n) {
+          BROOK_TRY(dd_->create_partitions(name, n));
+        }
+        for (std::int32_t p = 0; p < n; ++p) {
+          const auto& ps = ts.partitions[static_cast<std::size_t>(p)];
+          if (std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) == ps.replicas.end()) continue;
+          auto& sl = replicas_[{name, p}];
+          if (!sl.replica) {
+            auto part = dd_->get_partition(name, partition_id(p));
+            if (!part) return part.error();
+            auto r = partition_replica::open(cfg_.id, std::move(*part), cfg_.replica);
+            if (!r) return r.error();
+            sl.replica = std::shared_ptr<partition_replica>(std::move(*r));
+          }
+          auto& rep = *sl.replica;
+          const leader_epoch epoch{ps.leader_epoch};
+          if (ps.leader == cfg_.id) {
+            if (rep.role() != replica_role::leader || rep.current_leader_epoch() < epoch) {
+              BROOK_TRY(rep.become_leader(epoch, ps.isr, ps.replicas, t));
+            } else if (ps.partition_epoch > sl.partition_epoch && rep.isr() != ps.isr) {
+              BROOK_TRY(rep.set_isr(ps.isr, t));
+            }
+            std::vector<std::int32_t> fenced;
+            for (auto r : ps.replicas)
+              if (const auto* b = img.broker(r); !b || b->fenced) fenced.push_back(r);
+            rep.set_ineligible(std::move(fenced), t);
+          } else if (rep.current_leader_epoch() < epoch || rep.role() == replica_role::none) {
+            BROOK_TRY(rep.become_follower(ps.leader, epoch));
+            sl.needs_truncation = true;
+          }
+          sl.leader = ps.leader;
+          sl.leader_epoch = ps.leader_epoch;
+          sl.partition_epoch = ps.partition_epoch;
+          sl.isr_size = static_cast<std::int32_t>(ps.isr.size());
+        }
+      }
+      collect_completed_locked(done, t);
+    }
+    run(done);
+    return ok();
+  }
+
+  // ------------------------------------------------------------------ leader side
+
+  /// A produce request for topic-p: checks acks and, for acks=all, min.insync.replicas
+  /// against the ISR (not_enough_replicas, nothing appended), appends as leader, and
+  /// completes `cb` at once for acks 0/1, or once the high watermark passes the batch for
+  /// acks=all (not_enough_replicas_after_append if the ISR is then below
+  /// min.insync.replicas; request_timed_out after `timeout_ms`; not_leader_or_follower if
+  /// leadership moves first). Errors through cb: not_leader_or_follower,
+  /// unknown_topic_or_partition, the log's (corrupt_message, record_too_large, ...).
+  void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batches, acks_mode acks,
+               std::int64_t timeout_ms, produce_callback cb) {
+    auto rep = replica(topic, p);
+    if (!rep) {
+      cb(make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p));
+      return;
+    }
+    if (acks == acks_mode::all) {
+      const auto isr = rep->isr();
+      if (rep->role() == replica_role::leader && static_cast<std::int32_t>(isr.size()) < cfg_.min_insync_replicas) {
+        cb(make_error(errc::not_enough_replicas,
+                      "{}-{}: the ISR [{}] is smaller than min.insync.replicas {}", topic, p, fmt::join(isr, ","),
+                      cfg_.min_insync_replicas));
+        return;
+      }
+    }
+    const timestamp_ms t = now();
+    auto r = rep->append_as_leader(batches, t);
+    if (!r || acks != acks_mode::all) {
+      cb(r);
+      return;
+    }
+    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    {
+      std::lock_guard l(mu_);
+      delayed_.push_back(delayed_produce{topic, p, rep, *r, t + timeout_ms, std::move(cb)});
+      collect_completed_locked(done, t);
+    }
+    run(done);
+  }
+
+  /// A follower's fetch (partition_replica::fetch_as_leader); completes delayed produces the
+  /// moved high watermark satisfies. Errors: unknown_topic_or_partition, the replica's.
+  result<replica_fetch_response> fetch(const std::string& topic, std::int32_t p, const replica_fetch_request& req) {
+    auto rep = replica(topic, p);
+    if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
+    const timestamp_ms t = now();
+    auto resp = rep->fetch_as_leader(req, t);
+    if (resp) complete_delayed(t);
+    return resp;
+  }
+
+  /// OffsetsForLeaderEpoch on this broker as leader of topic-p.
+  result<epoch_end_offset> offsets_for_leader_epoch(const std::string& topic, std::int32_t p, leader_epoch current,
+                                                    leader_epoch requested) const {
+    auto rep = replica(topic, p);
+    if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
+    return rep->end_offset_for_epoch(current, requested);
+  }
+
+  /// ISR changes to ask the controller for, for every partition this broker leads: out of
+  /// sync members removed (Kafka's maybeShrinkIsr, run every replica.lag.time.max.ms / 2)
+  /// when `shrink`, caught-up replicas added (maybeExpandIsr, run on fetches) always.
+  std::vector<isr_proposal> isr_proposals(bool shrink) const {
+    std::vector<isr_proposal> out;
+    std::lock_guard l(mu_);
+    const timestamp_ms t = now();
+    for (const auto& [key, s] : replicas_) {
+      if (!s.replica || s.leader != cfg_.id || s.replica->role() != replica_role::leader) continue;
+      auto isr = s.replica->isr();
+      auto next = isr;
+      if (shrink)
+        for (auto id : s.replica->maybe_shrink_isr(t)) next.erase(std::find(next.begin(), next.end(), id));
+      for (auto id : s.replica->maybe_expand_isr()) next.push_back(id);
+      std::sort(next.begin(), next.end());
+      std::sort(isr.begin(), isr.end());
+      if (next != isr) out.push_back({key.first, key.second, s.leader_epoch, s.partition_epoch, std::move(next)});
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ follower side
+
+  /// The partitions this broker follows, with their leader (-1 when offline).
+  std::vector<followed_partition> following() const {
+    std::vector<followed_partition> out;
+    std::lock_guard l(mu_);
+    for (const auto& [key, s] : replicas_)
+      if (s.replica && s.replica->role() == replica_role::follower)
+        out.push_back({key.first, key.second, s.leader, s.replica, s.needs_truncation});
+    return out;
+  }
+
+  /// The fetcher finished the truncation step of topic-p for the epoch it fetched in.
+  void truncation_done(const std::string& topic, std::int32_t p, leader_epoch epoch) {
+    std::lock_guard l(mu_);
+    auto it = replicas_.find({topic, p});
+    if (it != replicas_.end() && it->second.replica && it->second.replica->current_leader_epoch() == epoch)
+      it->second.needs_truncation = false;
+  }
+
+  // ------------------------------------------------------------------ housekeeping
+
+  /// Expires delayed produces, checkpoints high watermarks when the interval passed, and
+  /// runs the data directory's housekeeping (retention, flush.ms, compaction).
+  result<void> tick() {
+    const timestamp_ms t = now();
+    {
+      std::lock_guard l(mu_);
+      for (auto& [_, sl] : replicas_)
+        if (sl.replica) sl.replica->maybe_increment_high_watermark(t);
+    }
+    complete_delayed(t);
+    bool ckpt = false;
+    {
+      std::lock_guard l(mu_);
+      if (closed_) return ok();
+      if (t - last_hw_checkpoint_ >= cfg_.high_watermark_checkpoint_interval_ms) {
+        last_hw_checkpoint_ = t;
+        ckpt = true;
+      }
+    }
+    if (ckpt) BROOK_TRY(checkpoint_high_watermarks());
+    return dd_->tick();
+  }
+
+  /// Writes every replica's replication-offset-checkpoint whose value changed.
+  result<void> checkpoint_high_watermarks() {
+    std::vector<std::shared_ptr<partition_replica>> reps;
+    {
+      std::lock_guard l(mu_);
+      for (auto& [_, s] : replicas_)
+        if (s.replica) reps.push_back(s.replica);
+    }
+    std::lock_guard cl(ckpt_mu_);
+    for (const auto& r : reps) {
+      const auto& part = *r->part();
+      const std::int64_t hw = part.high_watermark().value();
+      auto key = std::pair{part.topic(), part.id().value()};
+      auto it = written_hw_.find(key);
+      if (it != written_hw_.end() && it->second == hw) continue;
+      BROOK_TRY(write_checkpoint(part.log().dir() / high_watermark_file,
+                                 {{part.topic(), std::to_string(part.id().value()), std::to_string(hw)}}));
+      written_hw_[key] = hw;
+    }
+    return ok();
+  }
+
+  /// A clean stop: fails delayed produces (not_leader_or_follower), checkpoints high
+  /// watermarks, closes the data directory (flush + checkpoints).
+  result<void> close() {
+    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    {
+      std::lock_guard l(mu_);
+      if (closed_) return ok();
+      fail_all_locked(done, make_error(errc::not_leader_or_follower, "broker {} is shutting down", cfg_.id));
+    }
+    run(done);
+    auto c = checkpoint_high_watermarks();
+    {
+      std::lock_guard l(mu_);
+      closed_ = true;
+    }
+    auto d = dd_->close();
+    if (!c) return c.error();
+    return d;
+  }
+
+  /// A crash: nothing more is written (data_dir::abandon: no flush, no checkpoint). Delayed
+  /// produces fail with request_timed_out, as a client whose broker vanished sees them.
+  void crash() {
+    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    {
+      std::lock_guard l(mu_);
+      if (closed_) return;
+      closed_ = true;
+      fail_all_locked(done, make_error(errc::request_timed_out, "broker {} crashed", cfg_.id));
+    }
+    dd_->abandon();
+    run(done);
+  }
+
+  /// Reads a partition's replication-offset-checkpoint: its high watermark, clamped to the
+  /// log end; 0 without a checkpoint. Errors: kafka_storage_error (malformed).
+  static result<offset> read_high_watermark(const partition& part) {
+    const auto path = part.log().dir() / high_watermark_file;
+    auto lines = read_checkpoint(path, 3);
+    if (!lines) return lines.error();
+    if (lines->empty()) return offset(0);
+    auto v = parse_checkpoint_int<std::int64_t>(path, lines->front()[2]);
+    if (!v) return v.error();
+    if (*v < 0) return make_error(errc::kafka_storage_error, "{}: negative high watermark {}", path.string(), *v);
+    return std::min(offset(*v), part.log_end_offset());
+  }
+
+ private:
+  struct slot {
+    std::shared_ptr<partition_replica> replica;
+    std::int32_t leader = -1;
+    std::int32_t leader_epoch = -1;
+    std::int32_t partition_epoch = -1;
+    std::int32_t isr_size = 0;
+    bool needs_truncation = true;
+  };
+  struct delayed_produce {
+    std::string topic;
+    std::int32_t partition;
+    std::shared_ptr<partition_replica> replica;
+    append_result appended;
+    timestamp_ms deadline;
+    produce_callback cb;
+  };
+  using completions = std::vector<std::pair<produce_callback, result<append_result>>>;
+
+  broker(std::unique_ptr<data_dir> dd, broker_config cfg) : dd_(std::move(dd)), cfg_(std::move(cfg)) {}
+
+  static void run(completions& done) {
+    for (auto& [cb, r] : done)
+      if (cb) cb(r);
+  }
+
+  void complete_delayed(timestamp_ms t) {
+    completions done;
+    {
+      std::lock_guard l(mu_);
+      collect_completed_locked(done, t);
+    }
+    run(done);
+  }
+
+  // DelayedProduce.tryComplete + Partition.checkEnoughReplicasReachOffset + onExpiration.
+  void collect_completed_locked(completions& done, timestamp_ms t) {
+    for (auto it = delayed_.begin(); it != delayed_.end();) {
+      auto& d = *it;
+      const auto& rep = *d.replica;
+      std::optional<result<append_result>> outcome;
+      if (rep.role() != replica_role::leader || rep.leader_id() != cfg_.id) {
+        outcome = make_error(errc::not_leader_or_follower, "{}-{}: broker {} is no longer the leader", d.topic,
+                             d.partition, cfg_.id);
+      } else if (rep.high_watermark() > d.appended.last_offset) {
+        const auto isr = rep.isr();
+        if (static_cast<std::int32_t>(isr.size()) >= cfg_.min_insync_replicas)
+          outcome = d.appended;
+        else
+          outcome = make_error(errc::not_enough_replicas_after_append,
+                               "{}-{}: offsets {}..{} were written but the ISR [{}] is below min.insync.replicas {}",
+                               d.topic, d.partition, d.appended.base_offset, d.appended.last_offset,
+                               fmt::join(isr, ","), cfg_.min_insync_replicas);
+      } else if (t >= d.deadline) {
+        outcome = make_error(errc::request_timed_out, "{}-{}: offsets {}..{} not replicated to the ISR in time",
+                             d.topic, d.partition, d.appended.base_offset, d.appended.last_offset);
+      }
+      if (!outcome) {
+        ++it;
+        continue;
+      }
+      done.emplace_back(std::move(d.cb), std::move(*outcome));
+      it = delayed_.erase(it);
+    }
+  }
+
+  void fail_all_locked(completions& done, const brook::error& e) {
+    for (auto& d : delayed_) done.emplace_back(std::move(d.cb), e);
+    delayed_.clear();
+  }
+
+  std::unique_ptr<data_dir> dd_;
+  const broker_config cfg_;
+  mutable std::mutex mu_;  // guards replicas_, delayed_, closed_, last_hw_checkpoint_
+  std::map<std::pair<std::string, std::int32_t>, slot> replicas_;
+  std::vector<delayed_produce> delayed_;
+  timestamp_ms last_hw_checkpoint_ = 0;
+  std::uint64_t applied_version_ = 0;
+  bool closed_ = false;
+  std::mutex ckpt_mu_;  // serialises checkpoint writers; guards written_hw_
+  std::map<std::pair<std::string, std::int32_t>, std::int64_t> written_hw_;
+};
+
+}  // namespace brook

@@ -1,0 +1,667 @@
+// An in-process Kafka cluster: a controller, N brokers each with its own data directory, a
+// replica fetcher per broker, and the network between them, with the failures a test or a
+// host can inflict.
+//
+//   <root>/controller/__cluster_metadata-0/     the metadata log (controller.hpp)
+//   <root>/broker-<id>/                         each broker's data directory (broker.hpp)
+//
+// Driving it: step() runs one deterministic round at the clock's time: heartbeats, the
+// controller's session check, metadata to the brokers, one fetch round per broker, ISR
+// changes (shrink checks every replica.lag.time.max.ms / 2), brokers' housekeeping. Tests
+// run it with a manual_clock and advance time between steps. start() runs the same work on
+// threads instead: one fetcher thread per broker (replica.fetch.wait.max.ms long polls on
+// the cluster's data notifier) and one control thread; stop() ends them.
+//
+// Clients: produce() sends a batch to the partition's leader (the current image's) with
+// acks 0/1/all; fetch() reads from the leader up to its high watermark; cluster_target lets
+// a brook::producer send here; brook::consumer can read a broker's dir() directly.
+//
+// Failures:
+//   stop_broker(id)      clean shutdown: flush, checkpoints, controlled fencing (leaders move).
+//   crash_broker(id, m)  kill: nothing flushed or checkpointed. crash_mode::process keeps
+//                        what was written (the page cache survives a process crash);
+//                        flush_point cuts every log at its last flush (power loss);
+//                        random_byte cuts at a random byte between the last flush and the
+//                        end (a torn write). The controller notices by the session timeout.
+//   restart_broker(id)   reopens the directory (recovery truncates torn tails, rebuilds
+//                        indexes), registers with a new broker epoch, catches up.
+//   isolate(id)/heal(id) cuts a broker off from everyone (controller, other brokers,
+//                        clients) and back.
+//   set_fetch_delay(id)  a slow follower: fetches at most once per the given time.
+//
+// Thread-safety: all members are thread-safe. Produce callbacks run on the thread that
+// completed them (a fetcher or control thread, or the stepping thread), never under a
+// cluster lock.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/client/produce_target.hpp>
+#include <brook/detail/notifier.hpp>
+#include <brook/error.hpp>
+#include <brook/format/record_batch.hpp>
+#include <brook/replication/broker.hpp>
+#include <brook/replication/controller.hpp>
+#include <brook/replication/replica_fetcher.hpp>
+#include <brook/storage/data_dir.hpp>
+#include <brook/storage/segment.hpp>
+#include <brook/types.hpp>
+
+namespace brook {
+
+struct cluster_config {
+  /// Broker ids, in the order placement uses them. Default 1, 2, 3.
+  std::vector<std::int32_t> broker_ids{1, 2, 3};
+  /// The settings every broker gets (its id is filled in): min.insync.replicas,
+  /// replica.lag.time.max.ms, log defaults and the clock (dir.defaults.clock).
+  broker_config broker;
+  /// Controller settings (unclean.leader.election.enable, broker.session.timeout.ms). Its
+  /// clock is the brokers'.
+  controller_config controller;
+  fetcher_config fetcher;
+  /// broker.heartbeat.interval.ms. Default 2000.
+  std::int64_t broker_heartbeat_interval_ms = 2000;
+  /// Threads (start()): how often the control thread runs when nothing wakes it.
+  std::chrono::milliseconds control_interval{50};
+};
+
+enum class crash_mode {
+  process,      ///< kill -9: what was written survives
+  flush_point,  ///< power loss: everything after the last flush is gone
+  random_byte,  ///< power loss mid-write: cut at a random byte after the last flush
+};
+
+/// One partition as describe() reports it.
+struct partition_view {
+  std::string topic;
+  std::int32_t partition = 0;
+  partition_state state;
+  std::optional<offset> high_watermark;  ///< the leader's; none when offline or unreachable
+  std::optional<offset> log_end_offset;  ///< the leader's
+};
+
+class cluster {
+ public:
+  cluster(const cluster&) = delete;
+  cluster& operator=(const cluster&) = delete;
+  ~cluster() { (void)close(); }
+
+  /// Opens (creating when missing) the controller and every broker under `root`, registers
+  /// and unfences the brokers and gives them the current metadata. Errors: the
+  /// controller's and brokers' open errors, invalid_argument (no or duplicate broker ids).
+  static result<std::unique_ptr<cluster>> open(const std::filesystem::path& root, cluster_config cfg = {}) {
+    if (cfg.broker_ids.empty()) return make_error(errc::invalid_argument, "a cluster needs at least one broker");
+    auto ids = cfg.broker_ids;
+    std::sort(ids.begin(), ids.end());
+    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end())
+      return make_error(errc::invalid_argument, "broker ids are not distinct");
+    if (cfg.broker_heartbeat_interval_ms <= 0 ||
+        cfg.broker_heartbeat_interval_ms >= cfg.controller.broker_session_timeout_ms)
+      return make_error(errc::invalid_config,
+                        "broker.heartbeat.interval.ms {} must be positive and below broker.session.timeout.ms {}",
+                        cfg.broker_heartbeat_interval_ms, cfg.controller.broker_session_timeout_ms);
+    if (!cfg.broker.dir.defaults.clock) cfg.broker.dir.defaults.clock = make_system_clock();
+    cfg.controller.clock = cfg.broker.dir.defaults.clock;
+    auto ctl = controller::open(root / "controller", cfg.controller);
+    if (!ctl) return ctl.error();
+    std::unique_ptr<cluster> c(new cluster(root, std::move(cfg), std::move(*ctl)));
+    for (auto id : c->cfg_.broker_ids) c->nodes_.emplace(id, node{});
+    for (auto id : c->cfg_.broker_ids) BROOK_TRY(c->restart_broker(id));
+    return c;
+  }
+
+  const cluster_config& config() const noexcept { return cfg_; }
+  brook::controller& controller() noexcept { return *ctl_; }
+  std::shared_ptr<const cluster_image> image() const { return ctl_->image(); }
+  const std::filesystem::path& root() const noexcept { return root_; }
+  static std::filesystem::path broker_dir(const std::filesystem::path& root, std::int32_t id) {
+    return root / fmt::format("broker-{}", id);
+  }
+  timestamp_ms now() const { return clock().now_ms(); }
+  /// Bumped on every produce and metadata change (fetchers and consumers wait on it).
+  detail::notifier& data_notifier() noexcept { return data_; }
+
+  /// The broker `id` when it runs (null when stopped or crashed).
+  std::shared_ptr<brook::broker> broker(std::int32_t id) const {
+    std::lock_guard l(mu_);
+    auto it = nodes_.find(id);
+    return it == nodes_.end() ? nullptr : it->second.b;
+  }
+  bool running(std::int32_t id) const { return broker(id) != nullptr; }
+  bool isolated(std::int32_t id) const {
+    std::lock_guard l(mu_);
+    auto it = nodes_.find(id);
+    return it != nodes_.end() && it->second.isolated;
+  }
+
+  // ------------------------------------------------------------------ admin
+
+  /// Creates a replicated topic (controller::create_topic) and gives the brokers the news.
+  result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor) {
+    BROOK_TRY(ctl_->create_topic(name, partitions, replication_factor));
+    return propagate();
+  }
+
+  /// kafka-leader-election.sh, then the brokers are told.
+  result<std::map<std::pair<std::string, std::int32_t>, result<void>>> elect_leaders(
+      election_type type, const std::vector<std::pair<std::string, std::int32_t>>& which = {}) {
+    auto r = ctl_->elect_leaders(type, which);
+    if (!r) return r;
+    BROOK_TRY(propagate());
+    return r;
+  }
+
+  /// Every partition with its state and the leader's high watermark and log end.
+  std::vector<partition_view> describe() const {
+    std::vector<partition_view> out;
+    auto img = ctl_->image();
+    for (const auto& [name, t] : img->topics())
+      for (std::size_t i = 0; i < t.partitions.size(); ++i) {
+        partition_view v;
+        v.topic = name;
+        v.partition = static_cast<std::int32_t>(i);
+        v.state = t.partitions[i];
+        if (auto b = v.state.has_leader() ? broker(v.state.leader) : nullptr)
+          if (auto r = b->replica(name, v.partition)) {
+            v.high_watermark = r->high_watermark();
+            v.log_end_offset = r->log_end_offset();
+          }
+        out.push_back(std::move(v));
+      }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ clients
+
+  /// Sends one batch to topic-p's leader; `done` gets the append's offsets or an error:
+  /// unknown_topic_or_partition, leader_not_available (offline), broker_not_available
+  /// (the leader is down or isolated), the leader's (not_enough_replicas, ...).
+  void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batch, acks_mode acks,
+               std::int64_t timeout_ms, produce_callback done) {
+    auto img = ctl_->image();
+    const auto* ps = img->partition(topic, p);
+    if (!ps) {
+      done(make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p));
+      return;
+    }
+    if (!ps->has_leader()) {
+      done(make_error(errc::leader_not_available, "{}-{} is offline: no replica of the ISR [{}] is available", topic,
+                      p, fmt::join(ps->isr, ",")));
+      return;
+    }
+    auto b = reachable(ps->leader);
+    if (!b) {
+      done(make_error(errc::broker_not_available, "{}-{}: leader {} is not reachable", topic, p, ps->leader));
+      return;
+    }
+    b->produce(topic, p, batch, acks, timeout_ms, std::move(done));
+    data_.notify();
+  }
+
+  /// Reads topic-p from its leader, from `start`, up to the high watermark: what a consumer
+  /// may see. Errors: as produce(), and the log's (offset_out_of_range).
+  result<log_slice> fetch(const std::string& topic, std::int32_t p, offset start, std::size_t max_bytes = 1 << 20) const {
+    auto img = ctl_->image();
+    const auto* ps = img->partition(topic, p);
+    if (!ps) return make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p);
+    if (!ps->has_leader()) return make_error(errc::leader_not_available, "{}-{} is offline", topic, p);
+    auto b = reachable(ps->leader);
+    if (!b) return make_error(errc::broker_not_available, "{}-{}: leader {} is not reachable", topic, p, ps->leader);
+    auto r = b->replica(topic, p);
+    if (!r || r->role() != replica_role::leader)
+      return make_error(errc::not_leader_or_follower, "{}-{}: broker {} does not lead it yet", topic, p, ps->leader);
+    read_options ro;
+    ro.max_bytes = max_bytes;
+    return r->part()->read(start, ro);
+  }
+
+  // ------------------------------------------------------------------ failures
+
+  /// A clean shutdown: the broker is fenced first (its leaderships move), then closed.
+  result<void> stop_broker(std::int32_t id) {
+    auto b = take(id);
+    if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
+    auto f = ctl_->fence_broker(id);
+    auto p = propagate();  // leaderships move before the broker spends time flushing
+    auto c = b->close();
+    BROOK_TRY(p);
+    if (!f) return f.error();
+    return c;
+  }
+
+  /// A crash; see crash_mode. `seed` picks the cut of random_byte. The controller finds out
+  /// by the session timeout (or a restart's re-registration).
+  result<void> crash_broker(std::int32_t id, crash_mode mode, std::uint64_t seed = 0) {
+    auto b = take(id);
+    if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
+    // What was flushed, per partition directory, before the crash.
+    std::vector<std::pair<std::filesystem::path, offset>> flushed;
+    for (const auto& t : b->dir().list_topics()) {
+      auto n = b->dir().partition_count(t);
+      for (std::int32_t p = 0; n && p < *n; ++p)
+        if (auto part = b->dir().get_partition(t, partition_id(p)))
+          flushed.emplace_back((*part)->log().dir(), (*part)->log().recovery_point());
+    }
+    b->crash();
+    b.reset();
+    if (mode != crash_mode::process) {
+      std::mt19937_64 rng(seed);
+      for (const auto& [dir, rp] : flushed) BROOK_TRY(cut_after(dir, rp, mode, rng));
+    }
+    return ok();
+  }
+
+  /// Starts a stopped or crashed broker (or restarts a running one after a clean stop).
+  result<void> restart_broker(std::int32_t id) {
+    {
+      std::lock_guard l(mu_);
+      auto it = nodes_.find(id);
+      if (it == nodes_.end()) return make_error(errc::broker_not_available, "broker {} is not in the cluster", id);
+      if (it->second.b) return make_error(errc::invalid_request, "broker {} is running", id);
+    }
+    broker_config bc = cfg_.broker;
+    bc.id = id;
+    auto b = brook::broker::open(broker_dir(root_, id), bc);
+    if (!b) return b.error();
+    std::shared_ptr<brook::broker> sb(std::move(*b));
+    auto epoch = ctl_->register_broker(id);
+    if (!epoch) {
+      (void)sb->close();
+      return epoch.error();
+    }
+    {
+      std::lock_guard l(mu_);
+      auto& n = nodes_.at(id);
+      n.b = sb;
+      n.epoch = *epoch;
+      n.last_heartbeat = now();
+      n.applied = 0;
+      n.fetcher = std::make_shared<replica_fetcher>(sb, connector(), cfg_.fetcher);
+    }
+    BROOK_TRY(propagate());  // its replicas exist before it can lead
+    (void)ctl_->heartbeat(id, *epoch);
+    BROOK_TRY(propagate());
+    start_fetcher_thread(id);
+    return ok();
+  }
+
+  /// Cuts broker `id` off from the controller, the other brokers and clients.
+  void isolate(std::int32_t id) { set_isolated(id, true); }
+  /// Ends an isolation.
+  void heal(std::int32_t id) { set_isolated(id, false); }
+
+  /// A slow follower: broker `id` fetches at most once per `delay_ms` (0 = normal).
+  void set_fetch_delay(std::int32_t id, std::int64_t delay_ms) {
+    std::lock_guard l(mu_);
+    if (auto it = nodes_.find(id); it != nodes_.end()) it->second.fetch_delay_ms = delay_ms;
+  }
+
+  // ------------------------------------------------------------------ driving
+
+  /// One deterministic round at the clock's time (see the header comment). Returns the
+  /// first error of a step that failed (the round carries on with the rest).
+  result<void> step() {
+    std::lock_guard sl(step_mu_);
+    result<void> first = ok();
+    auto keep = [&](result<void> r) {
+      if (!r && first) first = r.error();
+    };
+    keep(control_round());
+    for (auto id : cfg_.broker_ids) {
+      std::shared_ptr<replica_fetcher> f;
+      {
+        std::lock_guard l(mu_);
+        auto& n = nodes_.at(id);
+        if (!n.b || n.isolated) continue;
+        if (n.fetch_delay_ms > 0 && now() < n.next_fetch) continue;
+        n.next_fetch = now() + n.fetch_delay_ms;
+        f = n.fetcher;
+      }
+      f->step();
+    }
+    keep(isr_round());
+    return first;
+  }
+
+  /// Runs the cluster on threads until stop() (see the header comment).
+  void start() {
+    std::lock_guard sl(step_mu_);
+    if (running_.exchange(true)) return;
+    stop_.store(false);
+    control_ = std::thread([this] { run_control(); });
+    for (auto id : cfg_.broker_ids) start_fetcher_thread_locked(id);
+  }
+
+  /// Stops the threads started by start().
+  void stop() {
+    std::vector<std::thread> ts;
+    {
+      std::lock_guard sl(step_mu_);
+      if (!running_.exchange(false)) return;
+      stop_.store(true);
+      data_.notify();
+      {
+        std::lock_guard l(control_mu_);
+      }
+      control_cv_.notify_all();
+      ts.push_back(std::move(control_));
+      std::lock_guard l(mu_);
+      for (auto& [_, n] : nodes_)
+        if (n.thread.joinable()) ts.push_back(std::move(n.thread));
+    }
+    for (auto& t : ts) t.join();
+  }
+
+  /// Stops the threads and closes every broker cleanly, then the controller.
+  result<void> close() {
+    stop();
+    result<void> first = ok();
+    for (auto id : cfg_.broker_ids)
+      if (auto b = take(id))
+        if (auto r = b->close(); !r && first) first = r.error();
+    if (auto r = ctl_->close(); !r && first) first = r.error();
+    return first;
+  }
+
+  /// Every broker's metadata brought up to the controller's image (reachable brokers only).
+  result<void> propagate() {
+    // The version is read first: it never exceeds the image's, so a newer image is never
+    // skipped as already applied.
+    const auto version = static_cast<std::uint64_t>(ctl_->log().end_offset().value());
+    auto img = ctl_->image();
+    result<void> first = ok();
+    for (auto id : cfg_.broker_ids) {
+      std::shared_ptr<brook::broker> b;
+      {
+        std::lock_guard l(mu_);
+        auto& n = nodes_.at(id);
+        if (!n.b || n.isolated || n.applied >= version) continue;
+        n.applied = version;
+        b = n.b;
+      }
+      if (auto r = b->apply(*img, version); !r && first) first = r.error();
+    }
+    data_.notify();
+    return first;
+  }
+
+ private:
+  struct node {
+    std::shared_ptr<brook::broker> b;
+    std::shared_ptr<replica_fetcher> fetcher;
+    std::int64_t epoch = -1;
+    timestamp_ms last_heartbeat = 0;
+    std::uint64_t applied = 0;
+    bool isolated = false;
+    std::int64_t fetch_delay_ms = 0;
+    timestamp_ms next_fetch = 0;
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> stop_fetcher;
+  };
+
+  cluster(std::filesystem::path root, cluster_config cfg, std::unique_ptr<brook::controller> ctl)
+      : root_(std::move(root)), cfg_(std::move(cfg)), ctl_(std::move(ctl)) {
+    ctl_->set_log_end_probe([this](std::int32_t id, const std::string& topic, std::int32_t p) -> std::optional<offset> {
+      auto b = reachable(id);
+      if (!b) return std::nullopt;
+      return b->log_end_offset(topic, p);
+    });
+    next_shrink_check_ = now();
+  }
+
+  const brook::clock& clock() const { return *cfg_.broker.dir.defaults.clock; }
+
+  std::shared_ptr<brook::broker> reachable(std::int32_t id) const {
+    std::lock_guard l(mu_);
+    auto it = nodes_.find(id);
+    if (it == nodes_.end() || it->second.isolated) return nullptr;
+    return it->second.b;
+  }
+
+  replica_fetcher::connect_fn connector() {
+    return [this](std::int32_t from, std::int32_t to) -> result<std::shared_ptr<brook::broker>> {
+      if (isolated(from)) return make_error(errc::broker_not_available, "broker {} is isolated", from);
+      auto b = reachable(to);
+      if (!b) return make_error(errc::broker_not_available, "broker {} is not reachable from {}", to, from);
+      return b;
+    };
+  }
+
+  std::shared_ptr<brook::broker> take(std::int32_t id) {
+    std::shared_ptr<brook::broker> b;
+    std::thread t;
+    {
+      std::lock_guard l(mu_);
+      auto it = nodes_.find(id);
+      if (it == nodes_.end()) return nullptr;
+      b = std::move(it->second.b);
+      it->second.b.reset();
+      it->second.fetcher.reset();
+      if (it->second.stop_fetcher) it->second.stop_fetcher->store(true);
+      t = std::move(it->second.thread);
+    }
+    data_.notify();
+    if (t.joinable()) t.join();
+    return b;
+  }
+
+  void set_isolated(std::int32_t id, bool v) {
+    {
+      std::lock_guard l(mu_);
+      if (auto it = nodes_.find(id); it != nodes_.end()) it->second.isolated = v;
+    }
+    data_.notify();
+  }
+
+  /// Heartbeats, the controller's session check, metadata, brokers' housekeeping.
+  result<void> control_round() {
+    result<void> first = ok();
+    auto keep = [&](result<void> r) {
+      if (!r && first) first = r.error();
+    };
+    const timestamp_ms t = now();
+    std::vector<std::pair<std::int32_t, std::int64_t>> beats;
+    {
+      std::lock_guard l(mu_);
+      for (auto& [id, n] : nodes_)
+        if (n.b && !n.isolated && t - n.last_heartbeat >= cfg_.broker_heartbeat_interval_ms) {
+          n.last_heartbeat = t;
+          beats.emplace_back(id, n.epoch);
+        }
+    }
+    for (auto [id, epoch] : beats) (void)ctl_->heartbeat(id, epoch);  // stale epochs: a fenced old incarnation
+    if (auto fenced = ctl_->tick(); !fenced) keep(fenced.error());
+    keep(propagate());
+    for (auto id : cfg_.broker_ids)
+      if (auto b = broker(id)) keep(b->tick());
+    return first;
+  }
+
+  /// ISR changes the leaders ask for, committed by the controller.
+  result<void> isr_round() {
+    const timestamp_ms t = now();
+    bool shrink = false;
+    {
+      std::lock_guard l(mu_);
+      if (t >= next_shrink_check_) {
+        shrink = true;
+        next_shrink_check_ = t + std::max<std::int64_t>(1, cfg_.broker.replica.replica_lag_time_max_ms / 2);
+      }
+    }
+    bool changed = false;
+    for (auto id : cfg_.broker_ids) {
+      auto b = reachable(id);
+      if (!b) continue;
+      for (auto& prop : b->isr_proposals(shrink)) {
+        auto r = ctl_->alter_partition(prop.topic, prop.partition, id, prop.leader_epoch, prop.partition_epoch,
+                                       prop.isr);
+        changed = changed || r.has_value();
+      }
+    }
+    if (changed) return propagate();
+    return ok();
+  }
+
+  void start_fetcher_thread(std::int32_t id) {
+    std::lock_guard sl(step_mu_);
+    if (running_.load()) start_fetcher_thread_locked(id);
+  }
+
+  // REQUIRES: step_mu_ held and running_.
+  void start_fetcher_thread_locked(std::int32_t id) {
+    std::lock_guard l(mu_);
+    auto& n = nodes_.at(id);
+    if (!n.b || n.thread.joinable()) return;
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    n.stop_fetcher = stop;
+    auto f = n.fetcher;
+    n.thread = std::thread([this, f, stop, id] {
+      while (!stop->load() && !stop_.load()) {
+        std::int64_t delay = 0;
+        {
+          std::lock_guard l2(mu_);
+          delay = nodes_.at(id).fetch_delay_ms;
+        }
+        if (delay > 0) {
+          std::unique_lock cl(control_mu_);
+          control_cv_.wait_for(cl, std::chrono::milliseconds(delay), [&] { return stop->load() || stop_.load(); });
+        }
+        const auto seen = data_.sequence();
+        auto r = f->step();
+        if (r.bytes < cfg_.fetcher.min_bytes && !stop->load() && !stop_.load())
+          data_.wait(seen, std::chrono::steady_clock::now() + cfg_.fetcher.wait_max);
+        if (r.bytes > 0) data_.notify();  // leaders' high watermarks may have moved
+      }
+    });
+  }
+
+  void run_control() {
+    std::unique_lock cl(control_mu_);
+    while (!stop_.load()) {
+      cl.unlock();
+      {
+        std::lock_guard sl(step_mu_);
+        (void)control_round();
+        (void)isr_round();
+      }
+      cl.lock();
+      control_cv_.wait_for(cl, cfg_.control_interval, [&] { return stop_.load(); });
+    }
+  }
+
+  /// Cuts the log under `dir` after offset `rp` (its last flush): at rp, or at a random byte
+  /// of what follows. Segments after the cut are removed whole.
+  static result<void> cut_after(const std::filesystem::path& dir, offset rp, crash_mode mode, std::mt19937_64& rng) {
+    namespace sfs = std::filesystem;
+    std::vector<std::pair<offset, sfs::path>> segs;
+    std::error_code ec;
+    for (const auto& de : sfs::directory_iterator(dir, ec))
+      if (de.path().extension() == ".log")
+        if (auto base = segment_files::parse_base(de.path().stem().string())) segs.emplace_back(*base, de.path());
+    std::sort(segs.begin(), segs.end());
+    // The segment holding rp, and the byte where rp starts in it.
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < segs.size(); ++i)
+      if (segs[i].first <= rp) first = i;
+    std::vector<std::uint64_t> start(segs.size(), 0), size(segs.size(), 0);
+    std::uint64_t total = 0;
+    for (std::size_t i = first; i < segs.size(); ++i) {
+      size[i] = sfs::file_size(segs[i].second, ec);
+      if (i == first) start[i] = byte_of_offset(segs[i].second, rp, size[i]);
+      total += size[i] - start[i];
+    }
+    std::uint64_t k = 0;
+    if (mode == crash_mode::random_byte && total > 0) k = std::uniform_int_distribution<std::uint64_t>(0, total)(rng);
+    bool cut = false;
+    for (std::size_t i = first; i < segs.size(); ++i) {
+      if (cut) {
+        segment::remove_files(dir, segs[i].first);
+        continue;
+      }
+      const std::uint64_t avail = size[i] - start[i];
+      if (k >= avail && i + 1 < segs.size()) {
+        k -= avail;
+        continue;
+      }
+      sfs::resize_file(segs[i].second, start[i] + std::min(k, avail), ec);
+      if (ec) return make_system_error(ec.value(), "cut {}", segs[i].second.string());
+      cut = true;
+    }
+    return ok();
+  }
+
+  /// Byte position of the first batch at or after `o` in a segment file (its size if none).
+  static std::uint64_t byte_of_offset(const std::filesystem::path& p, offset o, std::uint64_t size) {
+    std::ifstream in(p, std::ios::binary);
+    std::uint64_t pos = 0;
+    std::byte hdr[12];
+    while (pos + 12 <= size) {
+      in.seekg(static_cast<std::streamoff>(pos));
+      if (!in.read(reinterpret_cast<char*>(hdr), 12)) break;
+      std::int64_t base = 0;
+      std::int32_t len = 0;
+      for (int i = 0; i < 8; ++i) base = (base << 8) | static_cast<std::int64_t>(std::to_integer<std::uint8_t>(hdr[i]));
+      for (int i = 8; i < 12; ++i) len = (len << 8) | static_cast<std::int32_t>(std::to_integer<std::uint8_t>(hdr[i]));
+      if (len <= 0 || base >= o.value()) break;
+      pos += 12 + static_cast<std::uint64_t>(len);
+    }
+    return std::min(pos, size);
+  }
+
+  const std::filesystem::path root_;
+  const cluster_config cfg_;
+  std::unique_ptr<brook::controller> ctl_;
+  mutable std::mutex mu_;  // guards nodes_ and next_shrink_check_; never held while calling the controller or a broker
+  std::map<std::int32_t, node> nodes_;
+  timestamp_ms next_shrink_check_ = 0;
+  detail::notifier data_;
+  std::mutex step_mu_;  // serialises step(), the control thread's rounds, start() and stop()
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_{false};
+  std::thread control_;
+  std::mutex control_mu_;
+  std::condition_variable control_cv_;
+};
+
+/// A cluster as a producer's target (produce_target.hpp): brook::producer(target, cfg)
+/// sends each batch to its partition's leader with the producer's acks and
+/// request.timeout.ms. Thread-safe.
+class cluster_target final : public produce_target {
+ public:
+  explicit cluster_target(cluster& c) : c_(c) {}
+  std::uint64_t metadata_version() const override {
+    return static_cast<std::uint64_t>(c_.controller().log().end_offset().value());
+  }
+  result<std::int32_t> partition_count(const std::string& topic) const override {
+    auto img = c_.image();
+    const auto* t = img->topic(topic);
+    if (!t) return make_error(errc::unknown_topic_or_partition, "unknown topic '{}'", topic);
+    return static_cast<std::int32_t>(t->partitions.size());
+  }
+  timestamp_ms now_ms() const override { return c_.now(); }
+  void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
+               std::chrono::milliseconds request_timeout, append_callback done) override {
+    c_.produce(topic, p.value(), batch, acks, request_timeout.count(), std::move(done));
+  }
+
+ private:
+  cluster& c_;
+};
+
+}  // namespace brook

@@ -1,0 +1,385 @@
+// cluster: brokers, controller, fetchers and failures in one process, stepped on a manual clock.
+#include <catch2/catch.hpp>
+
+#include <brook/client/consumer.hpp>
+#include <brook/client/producer.hpp>
+#include <brook/replication/cluster.hpp>
+
+#include "support/crash_helpers.hpp"
+#include "support/log_builders.hpp"
+
+using namespace brook;
+
+#define REQUIRE_OK(expr)                                   \
+  do {                                                     \
+    auto _r = (expr);                                      \
+    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
+  } while (0)
+
+namespace {
+
+struct fixture {
+  std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>(1'000'000);
+  brook::test::scratch_dir dir{"brook-cluster"};
+  std::unique_ptr<cluster> c;
+
+  explicit fixture(int min_isr = 1, bool unclean = false, std::vector<std::int32_t> ids = {1, 2, 3}) {
+    c = open(min_isr, unclean, std::move(ids));
+  }
+
+  std::unique_ptr<cluster> open(int min_isr, bool unclean, std::vector<std::int32_t> ids = {1, 2, 3}) {
+    cluster_config cfg;
+    cfg.broker_ids = std::move(ids);
+    cfg.broker.dir.defaults.clock = clk;
+    cfg.broker.min_insync_replicas = min_isr;
+    cfg.controller.unclean_leader_election_enable = unclean;
+    cfg.controller.seed = 7;
+    auto r = cluster::open(dir.path(), cfg);
+    REQUIRE(r);
+    return std::move(*r);
+  }
+
+  void steps(int n, std::int64_t ms = 100) {
+    for (int i = 0; i < n; ++i) {
+      clk->advance(ms);
+      REQUIRE_OK(c->step());
+    }
+  }
+
+  // Produces n records as one batch; returns the completion (empty until completed).
+  std::shared_ptr<std::optional<result<append_result>>> produce(const std::string& t, int p, int n, acks_mode acks,
+                                                                const std::string& tag = "v",
+                                                                std::int64_t timeout = 30000) {
+    auto out = std::make_shared<std::optional<result<append_result>>>();
+    auto b = brook::test::make_batch(n, clk->now_ms(), tag);
+    c->produce(t, p, b, acks, timeout, [out](const result<append_result>& r) { *out = r; });
+    return out;
+  }
+
+  std::vector<std::byte> log_bytes(std::int32_t id, const std::string& t, int p) {
+    auto b = c->broker(id);
+    REQUIRE(b);
+    auto r = b->replica(t, p);
+    REQUIRE(r);
+    auto& log = r->part()->log();
+    std::vector<std::byte> out;
+    offset at = log.log_start_offset();
+    while (at < log.log_end_offset()) {
+      auto s = log.read(at);
+      REQUIRE(s);
+      if (s->empty()) break;
+      out.insert(out.end(), s->bytes().begin(), s->bytes().end());
+      at = s->next_offset();
+    }
+    return out;
+  }
+
+  const partition_state& state(const std::string& t, int p) {
+    img = c->image();
+    return *img->partition(t, p);
+  }
+  std::shared_ptr<const cluster_image> img;
+};
+
+}  // namespace
+
+TEST_CASE("a topic is placed by Kafka's round robin and every replica becomes leader or follower") {
+  fixture f;
+  REQUIRE_OK(f.c->create_topic("t", 3, 3));
+  for (int p = 0; p < 3; ++p) {
+    const auto& s = f.state("t", p);
+    CHECK(s.replicas.size() == 3);
+    CHECK(s.leader == s.replicas.front());
+    CHECK(s.isr.size() == 3);
+  }
+  CHECK(f.state("t", 0).replicas == std::vector<std::int32_t>{1, 2, 3});
+  CHECK(f.state("t", 1).replicas == std::vector<std::int32_t>{2, 3, 1});
+  for (std::int32_t id : {1, 2, 3}) {
+    auto r = f.c->broker(id)->replica("t", 0);
+    REQUIRE(r);
+    CHECK(r->role() == (id == 1 ? replica_role::leader : replica_role::follower));
+  }
+  auto bad = f.c->create_topic("u", 1, 4);
+  REQUIRE(!bad);
+  CHECK(bad.error() == errc::invalid_replication_factor);
+  auto dup = f.c->create_topic("t", 1, 1);
+  REQUIRE(!dup);
+  CHECK(dup.error() == errc::topic_already_exists);
+}
+
+TEST_CASE("acks=all completes once every ISR member has the batch, replicas end byte-identical") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  auto a1 = f.produce("t", 0, 5, acks_mode::all);
+  CHECK(!a1->has_value());  // followers have not fetched yet
+  auto l1 = f.produce("t", 0, 3, acks_mode::leader);
+  REQUIRE(l1->has_value());  // acks=1: at once
+  CHECK((**l1)->base_offset == offset(5));
+  f.steps(1);  // followers fetch 0..7; the HW moves on their next fetch
+  f.steps(1);
+  REQUIRE(a1->has_value());
+  REQUIRE(**a1);
+  CHECK((**a1)->base_offset == offset(0));
+  CHECK((**a1)->last_offset == offset(4));
+  CHECK(f.c->broker(1)->replica("t", 0)->high_watermark() == offset(8));
+  f.steps(2);
+  CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
+  CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(3, "t", 0));
+  CHECK(f.c->broker(3)->replica("t", 0)->high_watermark() == offset(8));
+  // A consumer reading follower 3's directory sees what is committed.
+  consumer cons(f.c->broker(3)->dir());
+  REQUIRE(cons.assign({{"t", partition_id(0)}}));
+  REQUIRE(cons.seek({"t", partition_id(0)}, offset(0)));
+  auto recs = cons.poll(std::chrono::milliseconds(0));
+  REQUIRE(recs);
+  CHECK(recs->size() == 8);
+}
+
+TEST_CASE("min.insync.replicas refuses acks=all appends when the ISR is too small, and acks=1 still works") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  REQUIRE_OK(f.c->crash_broker(2, crash_mode::process));
+  REQUIRE_OK(f.c->crash_broker(3, crash_mode::process));
+  f.steps(100);  // 10 s: past broker.session.timeout.ms (9 s): both fenced, out of the ISR
+  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
+  CHECK(f.state("t", 0).leader == 1);
+  auto a = f.produce("t", 0, 1, acks_mode::all);
+  REQUIRE(a->has_value());
+  REQUIRE(!**a);
+  CHECK((**a).error() == errc::not_enough_replicas);
+  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(0));  // nothing appended
+  auto l = f.produce("t", 0, 1, acks_mode::leader);
+  REQUIRE(l->has_value());
+  CHECK(**l);
+  // The followers come back, catch up and rejoin the ISR; acks=all works again.
+  REQUIRE_OK(f.c->restart_broker(2));
+  REQUIRE_OK(f.c->restart_broker(3));
+  f.steps(5);
+  CHECK(f.state("t", 0).isr.size() == 3);
+  auto a2 = f.produce("t", 0, 1, acks_mode::all);
+  f.steps(3);
+  REQUIRE(a2->has_value());
+  CHECK(**a2);
+}
+
+TEST_CASE("the ISR shrinking while acks=all waits gives not_enough_replicas_after_append") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  f.c->isolate(2);
+  f.c->isolate(3);
+  auto a = f.produce("t", 0, 2, acks_mode::all, "v", 60000);
+  // replica.lag.time.max.ms = 30 s: the leader drops both from the ISR (the controller
+  // fences them even earlier: 9 s without heartbeats). The HW then reaches the batch with
+  // an ISR of 1 < min.insync.replicas.
+  f.steps(400);
+  REQUIRE(a->has_value());
+  REQUIRE(!**a);
+  CHECK((**a).error() == errc::not_enough_replicas_after_append);
+  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
+  // The batch is in the leader's log even so (Kafka's semantics: the client should not assume
+  // either way).
+  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(2));
+}
+
+TEST_CASE("acks=all times out after request.timeout.ms when followers cannot fetch") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  f.c->set_fetch_delay(2, 1'000'000);
+  f.c->set_fetch_delay(3, 1'000'000);
+  f.steps(1);  // each fetches once now, then not for 1000 s
+  auto a = f.produce("t", 0, 1, acks_mode::all, "v", 5000);
+  f.steps(49);
+  CHECK(!a->has_value());
+  f.steps(2);
+  REQUIRE(a->has_value());
+  REQUIRE(!**a);
+  CHECK((**a).error() == errc::request_timed_out);
+}
+
+TEST_CASE("a crashed leader is replaced from the ISR and no acknowledged record is lost") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  std::vector<std::shared_ptr<std::optional<result<append_result>>>> acks;
+  for (int i = 0; i < 10; ++i) {
+    acks.push_back(f.produce("t", 0, 3, acks_mode::all, fmt::format("a{}", i)));
+    f.steps(1);
+  }
+  f.steps(2);
+  for (auto& a : acks) REQUIRE((a->has_value() && **a));
+  const auto before = f.log_bytes(2, "t", 0);
+  REQUIRE_OK(f.c->crash_broker(1, crash_mode::flush_point));
+  f.steps(100);  // fenced after the session timeout; 2 or 3 leads
+  const auto& s = f.state("t", 0);
+  CHECK(s.leader != 1);
+  CHECK(s.leader != -1);
+  CHECK(s.leader_epoch == 1);
+  CHECK(std::find(s.isr.begin(), s.isr.end(), 1) == s.isr.end());
+  CHECK(f.log_bytes(s.leader, "t", 0).size() == before.size());
+  // The old leader returns, truncates what it lost (flush_point: everything since its last
+  // flush), fetches, and rejoins the ISR.
+  REQUIRE_OK(f.c->restart_broker(1));
+  auto more = f.produce("t", 0, 2, acks_mode::all, "after");
+  f.steps(5);
+  REQUIRE((more->has_value() && **more));
+  CHECK(f.state("t", 0).isr.size() == 3);
+  CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
+  CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(3, "t", 0));
+}
+
+TEST_CASE("without unclean election a partition whose ISR is gone stays offline, with it, data is lost") {
+  for (bool unclean : {false, true}) {
+    DYNAMIC_SECTION("unclean.leader.election.enable=" << unclean) {
+      fixture f(1, unclean);
+      REQUIRE_OK(f.c->create_topic("t", 1, 2));  // replicas 1, 2
+      auto a = f.produce("t", 0, 2, acks_mode::all, "early");
+      f.steps(2);
+      REQUIRE((a->has_value() && **a));
+      REQUIRE_OK(f.c->crash_broker(2, crash_mode::process));
+      f.steps(100);
+      CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
+      auto late = f.produce("t", 0, 3, acks_mode::all, "late");  // min.isr 1: acked by 1 alone
+      f.steps(1);
+      REQUIRE((late->has_value() && **late));
+      REQUIRE_OK(f.c->crash_broker(1, crash_mode::process));
+      REQUIRE_OK(f.c->restart_broker(2));
+      f.steps(100);
+      const auto& s = f.state("t", 0);
+      if (!unclean) {
+        CHECK(s.leader == -1);
+        CHECK(s.offline());
+        CHECK(s.isr == std::vector<std::int32_t>{1});  // the last ISR member stays
+        auto p = f.produce("t", 0, 1, acks_mode::leader);
+        REQUIRE(p->has_value());
+        CHECK((**p).error() == errc::leader_not_available);
+        // Its ISR member returns: it leads again with everything.
+        REQUIRE_OK(f.c->restart_broker(1));
+        f.steps(5);
+        CHECK(f.state("t", 0).leader == 1);
+        CHECK(f.c->broker(2)->replica("t", 0)->log_end_offset() == offset(5));
+      } else {
+        CHECK(s.leader == 2);
+        CHECK(s.leader_recovery_state == 1);
+        CHECK(f.c->broker(2)->replica("t", 0)->log_end_offset() == offset(2));  // "late" is lost
+        auto p = f.produce("t", 0, 1, acks_mode::all, "new");
+        f.steps(1);
+        REQUIRE((p->has_value() && **p));
+        // The old leader returns and truncates the records the new leader never had.
+        REQUIRE_OK(f.c->restart_broker(1));
+        f.steps(5);
+        CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
+        CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(3));
+      }
+    }
+  }
+}
+
+TEST_CASE("preferred leader election moves leadership back to the first replica") {
+  fixture f(1);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  REQUIRE_OK(f.c->stop_broker(1));  // controlled: fenced at once, 2 leads
+  CHECK(f.state("t", 0).leader == 2);
+  REQUIRE_OK(f.c->restart_broker(1));
+  f.steps(5);
+  CHECK(f.state("t", 0).isr.size() == 3);
+  auto r = f.c->elect_leaders(election_type::preferred);
+  REQUIRE(r);
+  REQUIRE(r->at({"t", 0}));
+  CHECK(f.state("t", 0).leader == 1);
+  auto again = f.c->elect_leaders(election_type::preferred);
+  REQUIRE(again);
+  CHECK(again->at({"t", 0}).error() == errc::election_not_needed);
+}
+
+TEST_CASE("a restarted broker's high watermark comes from replication-offset-checkpoint") {
+  fixture f(1);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  auto a = f.produce("t", 0, 4, acks_mode::all);
+  f.steps(60);  // past replica.high.watermark.checkpoint.interval.ms
+  REQUIRE((a->has_value() && **a));
+  auto ck = brook::read_checkpoint(f.c->broker(3)->replica("t", 0)->part()->log().dir() / broker::high_watermark_file, 3);
+  REQUIRE(ck);
+  REQUIRE(ck->size() == 1);
+  CHECK((*ck)[0][2] == "4");
+  REQUIRE_OK(f.c->stop_broker(3));
+  REQUIRE_OK(f.c->restart_broker(3));
+  CHECK(f.c->broker(3)->replica("t", 0)->high_watermark() == offset(4));
+}
+
+TEST_CASE("a torn tail from a power loss is truncated on restart and fetched again") {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    fixture f(2);
+    REQUIRE_OK(f.c->create_topic("t", 1, 3));
+    for (int i = 0; i < 6; ++i) {
+      f.produce("t", 0, 4, acks_mode::all, fmt::format("s{}-{}", seed, i));
+      f.steps(1);
+    }
+    f.steps(2);
+    REQUIRE_OK(f.c->crash_broker(3, crash_mode::random_byte, seed));
+    REQUIRE_OK(f.c->restart_broker(3));
+    f.steps(4);
+    CHECK(f.log_bytes(3, "t", 0) == f.log_bytes(1, "t", 0));
+  }
+}
+
+TEST_CASE("the leader's log start reaches its followers") {
+  fixture f(1);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  f.produce("t", 0, 10, acks_mode::all);
+  f.steps(3);
+  REQUIRE_OK(f.c->broker(1)->replica("t", 0)->part()->log().delete_records_before(offset(6)));
+  f.steps(2);
+  CHECK(f.c->broker(2)->replica("t", 0)->log_start_offset() == offset(6));
+  CHECK(f.c->broker(3)->replica("t", 0)->log_start_offset() == offset(6));
+}
+
+TEST_CASE("an isolated leader cannot acknowledge acks=all, acks=1 records it took are lost after the heal") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  auto a = f.produce("t", 0, 2, acks_mode::all, "base");
+  f.steps(2);
+  REQUIRE((a->has_value() && **a));
+  // A client that still reaches the old leader: broker(1) directly, as a stale client would.
+  auto old = f.c->broker(1);
+  f.c->isolate(1);
+  std::optional<result<append_result>> one, all;
+  auto b1 = brook::test::make_batch(2, f.clk->now_ms(), "lost");
+  old->produce("t", 0, b1, acks_mode::leader, 30000, [&](const result<append_result>& r) { one = r; });
+  auto b2 = brook::test::make_batch(2, f.clk->now_ms(), "never");
+  old->produce("t", 0, b2, acks_mode::all, 30000, [&](const result<append_result>& r) { all = r; });
+  REQUIRE(one);
+  CHECK(*one);  // acks=1: acknowledged by the isolated leader alone
+  f.steps(100);  // fenced; 2 or 3 leads
+  CHECK(f.state("t", 0).leader != 1);
+  f.c->heal(1);
+  f.steps(5);
+  REQUIRE(all);
+  CHECK(!*all);  // never acknowledged: it failed when leadership moved
+  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(2));  // "lost" truncated
+  CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
+}
+
+TEST_CASE("a brook::producer sends through the cluster with acks=all on threads") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 2, 3));
+  f.c->start();
+  {
+    cluster_target target(*f.c);
+    producer_config pc;
+    pc.acks = acks_mode::all;
+    pc.linger = std::chrono::milliseconds(1);
+    producer prod(target, pc);
+    std::atomic<int> ok{0}, bad{0};
+    for (int i = 0; i < 500; ++i) {
+      std::string v = fmt::format("r{}", i);
+      prod.send(producer_record{"t", std::nullopt, v, v, {}, std::nullopt},
+                [&](const result<record_metadata>& r) { (r ? ok : bad)++; });
+    }
+    REQUIRE(prod.flush());
+    CHECK(ok == 500);
+    CHECK(bad == 0);
+  }
+  f.c->stop();
+  std::int64_t total = 0;
+  for (int p = 0; p < 2; ++p) total += f.c->broker(f.state("t", p).leader)->replica("t", p)->high_watermark().value();
+  CHECK(total == 500);
+}
