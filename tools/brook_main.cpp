@@ -11,6 +11,7 @@
 //   brook verify   DIR [--repair]
 //   brook topics   --data-dir D (--create | --list | --describe | --alter | --delete) ...
 //   brook groups   --data-dir D (--list | --describe --group G | --reset-offsets --group G ...)
+//   brook cluster  --data-dir D --describe [--json]
 //
 // Exit codes: 0 ok, 1 the command failed (one line on stderr, "brook: CODE: ..."),
 // 2 usage error (a short usage on stderr).
@@ -41,6 +42,7 @@ const command commands[] = {
     {&verify_spec, run_verify},
     {&topics_spec, run_topics},
     {&groups_spec, run_groups},
+    {&cluster_spec, run_cluster},
 };
 // clang-format on
 

@@ -2,8 +2,9 @@
 // equal image, watchers fire once per append in order (also re-entrantly and
 // from several threads), a refused batch writes nothing, a crash at every byte
 // of the last batch leaves the image before it, a damaged record stops the
-// open, and a seeded property test of random record sequences against an
-// independent model.
+// open, a read-only open next to the writer (no lock, nothing written, a torn
+// tail ignored, appends refused), and a seeded property test of random record
+// sequences against an independent model.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -481,4 +482,111 @@ TEST_CASE("random record sequences match a model, across reopens", "[replication
     }
   }
   CHECK(notified == appended);
+}
+
+namespace {
+
+/// Every file under `dir` with its bytes and modification time: what "writes nothing" compares.
+std::map<std::string, std::pair<std::vector<std::byte>, sfs::file_time_type>> dir_state(const sfs::path& dir) {
+  std::map<std::string, std::pair<std::vector<std::byte>, sfs::file_time_type>> out;
+  for (const auto& de : sfs::recursive_directory_iterator(dir))
+    if (de.is_regular_file())
+      out[sfs::relative(de.path(), dir).string()] = {brook::test::read_file_bytes(de.path()),
+                                                     sfs::last_write_time(de.path())};
+  return out;
+}
+
+metadata_log_options read_only() {
+  metadata_log_options o = small();
+  o.read_only = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a read-only open replays next to the writer, takes no lock and writes nothing",
+          "[replication][metadata_log]") {
+  scratch_dir dir("brook-mlog");
+  std::mt19937_64 rng(5);
+  const uuid t = uuid::random(rng);
+  auto w = open_ok(dir.path());
+  REQUIRE(w->append({broker(1, 1), broker(2, 2)}, 1).has_value());
+  REQUIRE(w->append({topic_record{"orders", t}, part(t, 0, {1, 2}, {1, 2}, 1)}, 1).has_value());
+  const auto before = dir_state(dir.path());
+
+  // The writer holds the log's lock: a second writable open fails, a read-only one does not.
+  auto second = metadata_log::open(dir.path(), small());
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error() == errc::log_dir_locked);
+  auto ro = metadata_log::open(dir.path(), read_only());
+  if (!ro) FAIL(ro.error().to_string());
+  auto& r = **ro;
+  CHECK(*r.image() == *w->image());
+  CHECK(r.end_offset() == w->end_offset());
+
+  auto refused = r.append({no_op_record{}});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error() == errc::invalid_request);
+  CHECK(refused.error().message().find("read-only") != std::string::npos);
+  CHECK(r.append({broker(3, 3)}, 2).error() == errc::invalid_request);
+  CHECK(*r.image() == *w->image());  // the refused records changed nothing
+  REQUIRE(r.close().has_value());
+  ro->reset();
+  CHECK(dir_state(dir.path()) == before);
+
+  // The writer goes on while a reader is open, and a later read-only open sees its appends.
+  auto ro2 = metadata_log::open(dir.path(), read_only());
+  REQUIRE(ro2.has_value());
+  partition_change_record shrink;
+  shrink.topic_id = t;
+  shrink.partition_id = 0;
+  shrink.isr = std::vector<std::int32_t>{1};
+  REQUIRE(w->append({shrink}, 2).has_value());
+  CHECK((*ro2)->image()->partition("orders", 0)->isr.size() == 2);  // a snapshot of when it opened
+  auto ro3 = metadata_log::open(dir.path(), read_only());
+  REQUIRE(ro3.has_value());
+  CHECK(*(*ro3)->image() == *w->image());
+  CHECK((*ro3)->image()->partition("orders", 0)->isr == std::vector<std::int32_t>{1});
+  CHECK((*ro3)->image()->controller_epoch() == 2);
+}
+
+TEST_CASE("a read-only open ignores a torn tail without cutting it, and creates nothing",
+          "[replication][metadata_log]") {
+  scratch_dir dir("brook-mlog");
+
+  SECTION("a missing log is log_dir_not_found and nothing is created") {
+    auto r = metadata_log::open(dir.path() / "nowhere", read_only());
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == errc::log_dir_not_found);
+    CHECK_FALSE(sfs::exists(dir.path() / "nowhere"));
+  }
+  SECTION("a batch cut short is left on disk and out of the image") {
+    {
+      auto m = open_ok(dir.path());
+      REQUIRE(m->append({broker(1, 1)}, 1).has_value());
+      REQUIRE(m->close().has_value());
+    }
+    const auto whole = sfs::file_size(segment_file(dir.path()));
+    std::vector<cluster_image> images;
+    {
+      auto m = open_ok(dir.path());
+      images.push_back(*m->image());
+      REQUIRE(m->append({broker(2, 2), broker(3, 3)}, 1).has_value());
+      images.push_back(*m->image());
+      REQUIRE(m->close().has_value());
+    }
+    const auto full = sfs::file_size(segment_file(dir.path()));
+    brook::test::cut_file(segment_file(dir.path()), whole + (full - whole) / 2);  // a crash mid-append
+    const auto before = dir_state(dir.path());
+    {
+      auto r = metadata_log::open(dir.path(), read_only());
+      if (!r) FAIL(r.error().to_string());
+      CHECK(*(*r)->image() == images[0]);
+      CHECK((*r)->end_offset() == offset(1));
+    }
+    CHECK(dir_state(dir.path()) == before);  // the torn bytes are still there
+    auto m = open_ok(dir.path());            // a writable open cuts them
+    CHECK(*m->image() == images[0]);
+    CHECK(sfs::file_size(segment_file(dir.path())) == whole);
+  }
 }

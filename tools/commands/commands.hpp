@@ -37,6 +37,9 @@ int run_groups(const parsed_args& args);
 extern const command_spec topics_spec;
 int run_topics(const parsed_args& args);
 
+extern const command_spec cluster_spec;
+int run_cluster(const parsed_args& args);
+
 extern const command_spec verify_spec;
 int run_verify(const parsed_args& args);
 

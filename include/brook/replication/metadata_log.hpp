@@ -26,6 +26,10 @@
 // on-disk state unknown: the log then refuses further appends with
 // kafka_storage_error (reopen it, and the replay tells what survived).
 //
+// A read-only open (metadata_log_options::read_only) takes no lock and writes
+// nothing: tools use it to replay the log of a running controller (a batch being
+// written at that moment is ignored as a torn tail). It refuses append().
+//
 // Watchers: watch(fn) registers fn(image, records), called once per successful
 // append with the image after it and the records it applied, in append
 // (offset) order, one call at a time, outside the log's lock. They run on a
@@ -75,6 +79,10 @@ struct metadata_log_options {
   /// Its clock is replaced by `clock`, and retention is forced off (retention.ms and
   /// retention.bytes -1): brook has no metadata snapshots yet, so every record is kept.
   log_config log;
+  /// Open the log read-only (log_open_options::read_only): no lock, nothing written, a torn
+  /// tail ignored rather than cut, so a tool can replay the log a running controller owns.
+  /// append() then fails with invalid_request. Default false.
+  bool read_only = false;
 };
 
 struct metadata_append_result {
@@ -98,14 +106,17 @@ class metadata_log {
 
   /// Opens (creating when missing) `<root>/__cluster_metadata-0` and replays it.
   /// Errors: corrupt_message (a record that does not decode or apply, naming its offset),
-  /// log_dir_locked (another writer has it open), OS errors.
+  /// log_dir_locked (another writer has it open), OS errors. Read-only (opts.read_only):
+  /// nothing is created; log_dir_not_found when the directory is missing or holds no segment.
   static result<std::unique_ptr<metadata_log>> open(const std::filesystem::path& root, metadata_log_options opts = {}) {
     if (!opts.clock) opts.clock = make_system_clock();
     log_config cfg = opts.log;
     cfg.clock = opts.clock;
     cfg.retention_ms = -1;
     cfg.retention_bytes = -1;
-    auto log = partition_log::open(root / partition_dir_name, std::move(cfg));
+    log_open_options lo;
+    lo.read_only = opts.read_only;
+    auto log = partition_log::open(root / partition_dir_name, std::move(cfg), lo);
     if (!log) return log.error();
     std::unique_ptr<metadata_log> m(new metadata_log(std::move(*log), std::move(opts)));
     BROOK_TRY(m->replay());
@@ -134,8 +145,9 @@ class metadata_log {
   /// must not be older than the image's (a newer one starts a new epoch; write a
   /// NoOpRecord to start one without other changes). All or nothing; durable (flushed)
   /// when it returns. Errors: invalid_argument (no records, negative epoch),
-  /// invalid_request (an older controller epoch, or a record the image refuses: nothing
-  /// written), closed, kafka_storage_error (an earlier write failed), OS errors.
+  /// invalid_request (an older controller epoch, a record the image refuses, or a log
+  /// opened read-only: nothing written), closed, kafka_storage_error (an earlier write
+  /// failed), OS errors.
   result<metadata_append_result> append(std::vector<metadata::metadata_record> records, std::int32_t controller_epoch) {
     std::unique_lock lk(mu_);
     return append_locked(std::move(records), controller_epoch, lk);
@@ -225,6 +237,8 @@ class metadata_log {
   result<metadata_append_result> append_locked(std::vector<metadata::metadata_record> records,
                                                std::int32_t controller_epoch, std::unique_lock<std::mutex>& lk) {
     if (closed_) return make_error(errc::closed, "{}: metadata log is closed", log_->dir().string());
+    if (opts_.read_only)
+      return make_error(errc::invalid_request, "{}: metadata log was opened read-only", log_->dir().string());
     if (failed_)
       return make_error(errc::kafka_storage_error, "{}: an earlier append failed; reopen the metadata log",
                         log_->dir().string());
