@@ -383,3 +383,64 @@ TEST_CASE("a brook::producer sends through the cluster with acks=all on threads"
   for (int p = 0; p < 2; ++p) total += f.c->broker(f.state("t", p).leader)->replica("t", p)->high_watermark().value();
   CHECK(total == 500);
 }
+
+TEST_CASE("a cluster closed and reopened replays its metadata and keeps every committed record") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 2, 3));
+  auto a = f.produce("t", 1, 6, acks_mode::all);
+  f.steps(3);
+  REQUIRE((a->has_value() && **a));
+  const auto before = f.state("t", 1);
+  const auto bytes = f.log_bytes(before.leader, "t", 1);
+  REQUIRE_OK(f.c->close());
+  f.c.reset();
+  f.c = f.open(2, false);
+  // Re-registering fences each broker's old incarnation (as a restart does in KRaft), so the
+  // ISRs shrink on open; the followers rejoin once they have fetched.
+  f.steps(3);
+  const auto after = f.state("t", 1);
+  CHECK(after.replicas == before.replicas);
+  CHECK(after.isr.size() == 3);
+  CHECK(after.leader_epoch >= before.leader_epoch);
+  for (std::int32_t id : {1, 2, 3}) {
+    CHECK(f.log_bytes(id, "t", 1) == bytes);
+    CHECK(f.c->broker(id)->replica("t", 1)->high_watermark() == offset(6));  // from the checkpoint
+  }
+  auto more = f.produce("t", 1, 1, acks_mode::all);
+  f.steps(3);
+  REQUIRE((more->has_value() && **more));
+  CHECK((**more)->base_offset == offset(6));
+}
+
+TEST_CASE("bad input to the cluster gets Kafka's errors") {
+  fixture f(1);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  auto unknown = f.produce("nope", 0, 1, acks_mode::all);
+  REQUIRE(unknown->has_value());
+  CHECK((**unknown).error() == errc::unknown_topic_or_partition);
+  auto bad_partition = f.produce("t", 5, 1, acks_mode::all);
+  REQUIRE(bad_partition->has_value());
+  CHECK((**bad_partition).error() == errc::unknown_topic_or_partition);
+  auto garbage = std::make_shared<std::optional<result<append_result>>>();
+  std::vector<std::byte> junk(80, std::byte{0x5a});
+  f.c->produce("t", 0, junk, acks_mode::all, 1000, [garbage](const result<append_result>& r) { *garbage = r; });
+  REQUIRE(garbage->has_value());
+  CHECK(!**garbage);
+  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(0));
+  auto bad_name = f.c->create_topic("bad name", 1, 1);
+  REQUIRE(!bad_name);
+  CHECK(bad_name.error() == errc::invalid_topic);
+  CHECK(f.c->crash_broker(9, crash_mode::process).error() == errc::broker_not_available);
+  CHECK(f.c->restart_broker(1).error() == errc::invalid_request);  // running
+  cluster_config cfg;
+  cfg.broker_heartbeat_interval_ms = 10000;  // not below the session timeout (9000)
+  brook::test::scratch_dir d2("brook-cluster-bad");
+  auto bad = cluster::open(d2.path(), cfg);
+  REQUIRE(!bad);
+  CHECK(bad.error() == errc::invalid_config);
+  cfg = cluster_config{};
+  cfg.broker_ids = {1, 1};
+  auto dup = cluster::open(d2.path(), cfg);
+  REQUIRE(!dup);
+  CHECK(dup.error() == errc::invalid_argument);
+}
