@@ -203,8 +203,9 @@ TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeo
   SECTION("an exhausted buffer closes open batches at once, whatever linger.ms says") {
     auto first = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
     auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
-    CHECK(first.get());
-    CHECK(second.get());  // no 60 s linger wait, no timeout
+    CHECK(first.get());  // completes although its linger.ms is 60 s, and second is not refused
+    REQUIRE(p.flush());  // second sits in a new batch that would linger 60 s
+    CHECK(second.get());
   }
   SECTION("a record larger than buffer.memory is refused at once") {
     std::string huge(400, 'h');
