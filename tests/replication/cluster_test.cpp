@@ -444,3 +444,65 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   REQUIRE(!dup);
   CHECK(dup.error() == errc::invalid_argument);
 }
+
+// Found by review (KAFKA-14139 / KIP-903): a follower that lost power and restarted must not
+// rejoin the ISR on what its previous incarnation had fetched.
+TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation has fetched") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  auto a = f.produce("t", 0, 10, acks_mode::all, "acked");
+  f.steps(3);
+  REQUIRE((a->has_value() && **a));
+  REQUIRE(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(10));
+  f.c->set_fetch_delay(3, 60000);  // a slow follower: its next fetch is a minute away
+  f.steps(1);
+  REQUIRE_OK(f.c->crash_broker(3, crash_mode::flush_point));  // nothing was flushed
+  REQUIRE_OK(f.c->restart_broker(3));
+  REQUIRE(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(0));
+  f.steps(1);
+  auto isr = f.state("t", 0).isr;
+  CHECK(std::find(isr.begin(), isr.end(), 3) == isr.end());  // it holds nothing yet
+  CHECK(f.c->broker(1)->replica("t", 0)->follower(3)->log_end_offset == offset(-1));
+  // Were it back, losing 1 and 2 would make it the leader with an empty log. It catches up first.
+  f.c->set_fetch_delay(3, 0);
+  f.steps(3);
+  isr = f.state("t", 0).isr;
+  CHECK(std::find(isr.begin(), isr.end(), 3) != isr.end());
+  CHECK(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(10));
+}
+
+// Found by review: a broker elected again after missing epochs (it was isolated) must forget
+// its followers' log ends, which other leaders may have truncated meanwhile.
+TEST_CASE("a leader re-elected after missed epochs does not commit what its followers truncated meanwhile") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 2, 3));
+  const int p = 1;  // replicas [2,3,1]
+  REQUIRE(f.state("t", p).replicas == std::vector<std::int32_t>{2, 3, 1});
+  REQUIRE_OK(f.c->stop_broker(2));  // 3 leads (epoch 1)
+  REQUIRE(f.state("t", p).leader == 3);
+  REQUIRE_OK(f.c->restart_broker(2));
+  f.steps(5);
+  REQUIRE(f.state("t", p).isr.size() == 3);
+  f.c->set_fetch_delay(2, 600000);  // 2 is slow
+  f.steps(1);
+  auto out = f.produce("t", p, 5, acks_mode::all, "B");
+  f.steps(2);
+  REQUIRE(f.c->broker(1)->replica("t", p)->log_end_offset() == offset(5));  // 1 has B, 2 does not
+  REQUIRE(!out->has_value());
+  // 3 is cut off; a preferred election makes 2 leader (epoch 2) and 1 truncates B.
+  f.c->isolate(3);
+  auto el = f.c->elect_leaders(election_type::preferred, {{"t", p}});
+  REQUIRE(el);
+  REQUIRE(f.state("t", p).leader == 2);
+  f.steps(2);
+  REQUIRE(f.c->broker(1)->replica("t", p)->log_end_offset() == offset(0));
+  // 1 is cut off too and 2 stops: the controller elects 3 (epoch 3) among the unfenced ISR.
+  f.c->isolate(1);
+  REQUIRE_OK(f.c->stop_broker(2));
+  REQUIRE(f.state("t", p).leader == 3);
+  f.c->heal(3);
+  f.steps(1);
+  // 3 must not count 1 as holding B: no acknowledgement, no HW over B.
+  CHECK_FALSE((out->has_value() && **out));
+  CHECK(f.c->broker(3)->replica("t", p)->high_watermark() == offset(0));
+}

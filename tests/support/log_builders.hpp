@@ -28,9 +28,13 @@ inline std::vector<std::byte> make_batch(int n, std::int64_t ts = 1'000, const s
                                          std::size_t value_size = 0) {
   record_batch_builder b;
   for (int i = 0; i < n; ++i) {
-    std::string v = tag + "-" + std::to_string(i);
+    std::string v = tag;  // appended piecewise: `tag + "-" + ...` trips GCC 12's false -Wrestrict
+    v += '-';
+    v += std::to_string(i);
     if (v.size() < value_size) v.resize(value_size, 'x');
-    b.append(ts + i, "k" + std::to_string(i), v);
+    std::string k = "k";
+    k += std::to_string(i);
+    b.append(ts + i, k, v);
   }
   auto s = b.finish();
   return {s.begin(), s.end()};

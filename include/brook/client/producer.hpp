@@ -13,16 +13,22 @@
 // record_too_large without being queued.
 //
 // Errors are never swallowed: every send() completes its callback or future exactly
-// once, with the record's metadata or the error. Callbacks run on the sender thread (or,
-// for errors found in send(), on the calling thread), never while a producer lock is
-// held, so a callback may call send() again.
+// once, with the record's metadata or the error. Callbacks never run while a producer lock
+// is held. With a data directory they run on the sender thread (errors found in send() on
+// the calling thread), and a callback may call send() again. With a cluster they run on the
+// thread that completed the request (a fetcher thread, the cluster's control thread, the
+// thread calling cluster::step(), or the sender): such a callback must not block (no
+// flush() or close(), and no send() that could wait for buffer.memory), since the thread it
+// holds may be the one that would complete what it waits for.
 //
 // Batches go to a produce_target (produce_target.hpp): a data directory (one replica:
 // acks=1 and acks=all complete after the append; acks=0 completes after the append too but
 // reports offset -1, as Kafka's producer does), or a replicated cluster's leaders, where
 // acks=all completes once the ISR has the batch (replication/cluster.hpp) and
-// request.timeout.ms bounds the wait. A failed batch is not retried (Kafka's retries=0): its
-// records complete with the error, so a record is never written twice by the producer.
+// request.timeout.ms bounds the wait. The cluster enforces that bound, so it must keep
+// running (start(), or step() calls) until its producers are closed: flush() and close()
+// wait for every batch. A failed batch is not retried (Kafka's retries=0): its records
+// complete with the error, so a record is never written twice by the producer.
 //
 // Thread-safety: send(), flush() and close() may be called from any number of threads.
 #pragma once

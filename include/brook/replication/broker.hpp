@@ -146,67 +146,100 @@ class broker {
   /// fails delayed produces of partitions it no longer leads. `version` orders images (the
   /// metadata log offset it was read at, or lower): an image older than one applied is a
   /// no-op, so concurrent deliveries cannot go back in time.
+  /// A partition that fails to apply (a storage error) does not stop the others; the first
+  /// error is returned and the version is not recorded, so the same image may be applied again.
   result<void> apply(const cluster_image& img, std::uint64_t version) {
     std::vector<std::pair<produce_callback, result<append_result>>> done;
+    result<void> first = ok();
     {
       std::lock_guard l(mu_);
       if (closed_) return make_error(errc::closed, "broker {} is closed", cfg_.id);
       if (version < applied_version_) return ok();
-      applied_version_ = version;
       const timestamp_ms t = now();
       for (const auto& [name, ts] : img.topics()) {
-        bool mine = false;
-        for (const auto& ps : ts.partitions)
-          mine = mine || std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) != ps.replicas.end();
-        if (!mine) continue;
-        const auto n = static_cast<std::int32_t>(ts.partitions.size());
-        auto have = dd_->partition_count(name);
-        if (!have) {
-          topic_config tc;
-          tc.partitions = n;
-          BROOK_TRY(dd_->create_topic(name, tc));
-        } else if (*have < n) {
-          BROOK_TRY(dd_->create_partitions(name, n));
-        }
-        for (std::int32_t p = 0; p < n; ++p) {
-          const auto& ps = ts.partitions[static_cast<std::size_t>(p)];
-          if (std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) == ps.replicas.end()) continue;
-          auto& sl = replicas_[{name, p}];
-          if (!sl.replica) {
-            auto part = dd_->get_partition(name, partition_id(p));
-            if (!part) return part.error();
-            auto r = partition_replica::open(cfg_.id, std::move(*part), cfg_.replica);
-            if (!r) return r.error();
-            sl.replica = std::shared_ptr<partition_replica>(std::move(*r));
-          }
-          auto& rep = *sl.replica;
-          const leader_epoch epoch{ps.leader_epoch};
-          if (ps.leader == cfg_.id) {
-            if (rep.role() != replica_role::leader || rep.current_leader_epoch() < epoch) {
-              BROOK_TRY(rep.become_leader(epoch, ps.isr, ps.replicas, t));
-            } else if (ps.partition_epoch > sl.partition_epoch && rep.isr() != ps.isr) {
-              BROOK_TRY(rep.set_isr(ps.isr, t));
-            }
-            std::vector<std::int32_t> fenced;
-            for (auto r : ps.replicas)
-              if (const auto* b = img.broker(r); !b || b->fenced) fenced.push_back(r);
-            rep.set_ineligible(std::move(fenced), t);
-          } else if (rep.current_leader_epoch() < epoch || rep.role() == replica_role::none) {
-            BROOK_TRY(rep.become_follower(ps.leader, epoch));
-            sl.needs_truncation = true;
-          }
-          sl.leader = ps.leader;
-          sl.leader_epoch = ps.leader_epoch;
-          sl.partition_epoch = ps.partition_epoch;
-          sl.isr_size = static_cast<std::int32_t>(ps.isr.size());
-        }
+        auto r = apply_topic_locked(img, name, ts, t);
+        if (!r && first) first = r.error();
       }
+      if (first) applied_version_ = version;
       collect_completed_locked(done, t);
     }
     run(done);
+    return first;
+  }
+
+ private:
+  // One topic of apply(): creates its local partitions, then each replica's role. A partition
+  // that fails does not stop the others. REQUIRES: mu_ held.
+  result<void> apply_topic_locked(const cluster_image& img, const std::string& name, const topic_state& ts,
+                                  timestamp_ms t) {
+    bool mine = false;
+    for (const auto& ps : ts.partitions)
+      mine = mine || std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) != ps.replicas.end();
+    if (!mine) return ok();
+    const auto n = static_cast<std::int32_t>(ts.partitions.size());
+    auto have = dd_->partition_count(name);
+    if (!have) {
+      topic_config tc;
+      tc.partitions = n;
+      BROOK_TRY(dd_->create_topic(name, tc));
+    } else if (*have < n) {
+      BROOK_TRY(dd_->create_partitions(name, n));
+    }
+    result<void> first = ok();
+    for (std::int32_t p = 0; p < n; ++p) {
+      const auto& ps = ts.partitions[static_cast<std::size_t>(p)];
+      if (std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) == ps.replicas.end()) continue;
+      auto r = apply_partition_locked(img, name, p, ps, t);
+      if (!r && first) first = r.error();
+    }
+    return first;
+  }
+
+  result<void> apply_partition_locked(const cluster_image& img, const std::string& name, std::int32_t p,
+                                      const partition_state& ps, timestamp_ms t) {
+    auto& sl = replicas_[{name, p}];
+    if (!sl.replica) {
+      auto part = dd_->get_partition(name, partition_id(p));
+      if (!part) return part.error();
+      auto r = partition_replica::open(cfg_.id, std::move(*part), cfg_.replica);
+      if (!r) return r.error();
+      sl.replica = std::shared_ptr<partition_replica>(std::move(*r));
+    }
+    auto& rep = *sl.replica;
+    const leader_epoch epoch{ps.leader_epoch};
+    if (ps.leader == cfg_.id) {
+      if (rep.role() != replica_role::leader || rep.current_leader_epoch() < epoch) {
+        BROOK_TRY(rep.become_leader(epoch, ps.isr, ps.replicas, t));
+      } else if (ps.partition_epoch > sl.partition_epoch && rep.isr() != ps.isr) {
+        BROOK_TRY(rep.set_isr(ps.isr, t));
+      }
+      std::vector<std::int32_t> fenced;
+      for (auto r : ps.replicas) {
+        const auto* b = img.broker(r);
+        if (!b || b->fenced) fenced.push_back(r);
+        // A new broker epoch is a new incarnation: what the old one fetched says nothing
+        // about the restarted log (KAFKA-14139 / KIP-903).
+        const std::int64_t be = b ? b->epoch : -1;
+        auto [it, fresh] = sl.broker_epochs.try_emplace(r, be);
+        if (!fresh && it->second != be) {
+          rep.reset_follower(r);
+          it->second = be;
+        }
+      }
+      rep.set_ineligible(std::move(fenced), t);
+    } else if (rep.current_leader_epoch() < epoch || rep.role() == replica_role::none) {
+      BROOK_TRY(rep.become_follower(ps.leader, epoch));
+      sl.needs_truncation = true;
+      sl.broker_epochs.clear();
+    }
+    sl.leader = ps.leader;
+    sl.leader_epoch = ps.leader_epoch;
+    sl.partition_epoch = ps.partition_epoch;
+    sl.isr_size = static_cast<std::int32_t>(ps.isr.size());
     return ok();
   }
 
+ public:
   // ------------------------------------------------------------------ leader side
 
   /// A produce request for topic-p: checks acks and, for acks=all, min.insync.replicas
@@ -238,10 +271,15 @@ class broker {
       cb(r);
       return;
     }
+    // The epoch the batch was written in: the replica's epoch can only have moved on since,
+    // and then the request fails (the log may have been truncated and refilled meanwhile).
+    // (append_as_leader stamped it into the batches' headers, in place.)
+    auto h = check_batch_header(std::span<const std::byte>(batches), "appended batch");
+    const leader_epoch epoch = h ? leader_epoch{h->partition_leader_epoch} : undefined_epoch;
     std::vector<std::pair<produce_callback, result<append_result>>> done;
     {
       std::lock_guard l(mu_);
-      delayed_.push_back(delayed_produce{topic, p, rep, *r, t + timeout_ms, std::move(cb)});
+      delayed_.push_back(delayed_produce{topic, p, rep, *r, epoch, t + timeout_ms, std::move(cb)});
       collect_completed_locked(done, t);
     }
     run(done);
@@ -409,12 +447,14 @@ class broker {
     std::int32_t partition_epoch = -1;
     std::int32_t isr_size = 0;
     bool needs_truncation = true;
+    std::map<std::int32_t, std::int64_t> broker_epochs;  // leader: the replicas' broker epochs last seen
   };
   struct delayed_produce {
     std::string topic;
     std::int32_t partition;
     std::shared_ptr<partition_replica> replica;
     append_result appended;
+    leader_epoch epoch;  // the leader epoch the batch was appended in
     timestamp_ms deadline;
     produce_callback cb;
   };
@@ -442,7 +482,7 @@ class broker {
       auto& d = *it;
       const auto& rep = *d.replica;
       std::optional<result<append_result>> outcome;
-      if (rep.role() != replica_role::leader || rep.leader_id() != cfg_.id) {
+      if (rep.role() != replica_role::leader || rep.leader_id() != cfg_.id || rep.current_leader_epoch() != d.epoch) {
         outcome = make_error(errc::not_leader_or_follower, "{}-{}: broker {} is no longer the leader", d.topic,
                              d.partition, cfg_.id);
       } else if (rep.high_watermark() > d.appended.last_offset) {

@@ -280,23 +280,22 @@ class cluster {
     auto b = brook::broker::open(broker_dir(root_, id), bc);
     if (!b) return b.error();
     std::shared_ptr<brook::broker> sb(std::move(*b));
-    auto epoch = ctl_->register_broker(id);
-    if (!epoch) {
-      (void)sb->close();
-      return epoch.error();
-    }
     {
       std::lock_guard l(mu_);
       auto& n = nodes_.at(id);
       n.b = sb;
-      n.epoch = *epoch;
+      n.epoch = -1;  // registers below, or once it can reach the controller
       n.last_heartbeat = now();
       n.applied = 0;
       n.fetcher = std::make_shared<replica_fetcher>(sb, connector(), cfg_.fetcher);
     }
-    BROOK_TRY(propagate());  // its replicas exist before it can lead
-    (void)ctl_->heartbeat(id, *epoch);
-    BROOK_TRY(propagate());
+    if (!isolated(id)) {
+      if (auto r = register_node(id); !r) {
+        (void)take(id);
+        (void)sb->close();  // the registration's error is the one to report
+        return r.error();
+      }
+    }
     start_fetcher_thread(id);
     return ok();
   }
@@ -379,6 +378,12 @@ class cluster {
     return first;
   }
 
+  /// The last error the control thread met (start()): step() returns its errors instead.
+  std::optional<brook::error> last_error() const {
+    std::lock_guard l(mu_);
+    return last_error_;
+  }
+
   /// Every broker's metadata brought up to the controller's image (reachable brokers only).
   result<void> propagate() {
     // The version is read first: it never exceeds the image's, so a newer image is never
@@ -395,7 +400,11 @@ class cluster {
         n.applied = version;
         b = n.b;
       }
-      if (auto r = b->apply(*img, version); !r && first) first = r.error();
+      if (auto r = b->apply(*img, version); !r) {
+        if (first) first = r.error();
+        std::lock_guard l(mu_);
+        nodes_.at(id).applied = 0;  // applied again by the next propagate()
+      }
     }
     data_.notify();
     return first;
@@ -469,6 +478,27 @@ class cluster {
     data_.notify();
   }
 
+  /// Registers a running broker (a new broker epoch), gives it the metadata so its replicas
+  /// exist before it can lead, then heartbeats to unfence it.
+  result<void> register_node(std::int32_t id) {
+    auto epoch = ctl_->register_broker(id);
+    if (!epoch) return epoch.error();
+    {
+      std::lock_guard l(mu_);
+      auto& n = nodes_.at(id);
+      n.epoch = *epoch;
+      n.last_heartbeat = now();
+    }
+    BROOK_TRY(propagate());
+    if (auto h = ctl_->heartbeat(id, *epoch); !h) return h.error();
+    return propagate();
+  }
+
+  void record_error(const brook::error& e) {
+    std::lock_guard l(mu_);
+    last_error_ = e;
+  }
+
   /// Heartbeats, the controller's session check, metadata, brokers' housekeeping.
   result<void> control_round() {
     result<void> first = ok();
@@ -477,15 +507,25 @@ class cluster {
     };
     const timestamp_ms t = now();
     std::vector<std::pair<std::int32_t, std::int64_t>> beats;
+    std::vector<std::int32_t> unregistered;
     {
       std::lock_guard l(mu_);
-      for (auto& [id, n] : nodes_)
-        if (n.b && !n.isolated && t - n.last_heartbeat >= cfg_.broker_heartbeat_interval_ms) {
+      for (auto& [id, n] : nodes_) {
+        if (!n.b || n.isolated) continue;
+        if (n.epoch < 0) {
+          unregistered.push_back(id);  // restarted while isolated: registers now
+        } else if (t - n.last_heartbeat >= cfg_.broker_heartbeat_interval_ms) {
           n.last_heartbeat = t;
           beats.emplace_back(id, n.epoch);
         }
+      }
     }
-    for (auto [id, epoch] : beats) (void)ctl_->heartbeat(id, epoch);  // stale epochs: a fenced old incarnation
+    for (auto id : unregistered) keep(register_node(id));
+    for (auto [id, epoch] : beats) {
+      auto h = ctl_->heartbeat(id, epoch);
+      // stale_broker_epoch: an incarnation the controller has replaced; anything else is real.
+      if (!h && !(h.error() == errc::stale_broker_epoch)) keep(h.error());
+    }
     if (auto fenced = ctl_->tick(); !fenced) keep(fenced.error());
     keep(propagate());
     for (auto id : cfg_.broker_ids)
@@ -505,6 +545,7 @@ class cluster {
       }
     }
     bool changed = false;
+    std::optional<brook::error> first_err;
     for (auto id : cfg_.broker_ids) {
       auto b = reachable(id);
       if (!b) continue;
@@ -512,9 +553,16 @@ class cluster {
         auto r = ctl_->alter_partition(prop.topic, prop.partition, id, prop.leader_epoch, prop.partition_epoch,
                                        prop.isr);
         changed = changed || r.has_value();
+        // A proposal overtaken by another change is refused with one of these, as Kafka's are;
+        // the leader proposes again from the new state. Anything else (storage) is reported.
+        if (!r && !(r.error() == errc::fenced_leader_epoch || r.error() == errc::unknown_leader_epoch ||
+                    r.error() == errc::invalid_update_version || r.error() == errc::not_leader_or_follower ||
+                    r.error() == errc::ineligible_replica))
+          first_err = r.error();
       }
     }
-    if (changed) return propagate();
+    if (changed) BROOK_TRY(propagate());
+    if (first_err) return *first_err;
     return ok();
   }
 
@@ -557,8 +605,8 @@ class cluster {
       cl.unlock();
       {
         std::lock_guard sl(step_mu_);
-        (void)control_round();
-        (void)isr_round();
+        if (auto r = control_round(); !r) record_error(r.error());
+        if (auto r = isr_round(); !r) record_error(r.error());
       }
       cl.lock();
       control_cv_.wait_for(cl, cfg_.control_interval, [&] { return stop_.load(); });
@@ -599,10 +647,33 @@ class cluster {
         k -= avail;
         continue;
       }
-      sfs::resize_file(segs[i].second, start[i] + std::min(k, avail), ec);
-      if (ec) return make_system_error(ec.value(), "cut {}", segs[i].second.string());
+      BROOK_TRY(cut_file(segs[i].second, start[i] + std::min(k, avail)));
       cut = true;
     }
+    return ok();
+  }
+
+  /// Keeps the first `len` bytes of `p`: a new file renamed over it, so whoever still maps the
+  /// old inode (another broker's fetch in flight, a consumer's slice) keeps valid bytes, where
+  /// ftruncate would make their next access fault (SIGBUS).
+  static result<void> cut_file(const std::filesystem::path& p, std::uint64_t len) {
+    auto tmp = p;
+    tmp += ".crash-cut";
+    {
+      std::ifstream in(p, std::ios::binary);
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!in || !out) return make_error(errc::kafka_storage_error, "cut {}: cannot open", p.string());
+      std::vector<char> buf(1 << 16);
+      for (std::uint64_t left = len; left > 0;) {
+        const auto n = static_cast<std::streamsize>(std::min<std::uint64_t>(left, buf.size()));
+        if (!in.read(buf.data(), n) || !out.write(buf.data(), n))
+          return make_error(errc::kafka_storage_error, "cut {}: copy failed", p.string());
+        left -= static_cast<std::uint64_t>(n);
+      }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, p, ec);
+    if (ec) return make_system_error(ec.value(), "cut {}: rename", p.string());
     return ok();
   }
 
@@ -630,6 +701,7 @@ class cluster {
   mutable std::mutex mu_;  // guards nodes_ and next_shrink_check_; never held while calling the controller or a broker
   std::map<std::int32_t, node> nodes_;
   timestamp_ms next_shrink_check_ = 0;
+  std::optional<brook::error> last_error_;
   detail::notifier data_;
   std::mutex step_mu_;  // serialises step(), the control thread's rounds, start() and stop()
   std::atomic<bool> running_{false};

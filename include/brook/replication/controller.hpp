@@ -54,6 +54,7 @@
 #include <brook/replication/metadata_log.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/replication/replica_placement.hpp>
+#include <brook/storage/topic_config.hpp>
 #include <brook/types.hpp>
 
 namespace brook {

@@ -199,8 +199,12 @@ class partition_replica {
   /// Kafka's makeLeader. `epoch` must be newer than any accepted (else fenced_leader_epoch);
   /// `isr` must contain this broker and `replicas` must contain every ISR member
   /// (invalid_request otherwise). Records that the epoch starts at the log end, resets what it
-  /// knows of followers (Kafka's resetReplicaState: ISR members count as caught up at `now`),
-  /// and moves the high watermark if it can. Returns whether this broker was not leader before.
+  /// knows of followers (Kafka's resetReplicaState: log ends unknown, ISR members count as
+  /// caught up at `now`), and moves the high watermark if it can. Returns whether this broker
+  /// was not leader before. Follower state is reset even when this replica led the previous
+  /// epoch it knows of: an epoch only moves with leadership here, so it missed the epochs in
+  /// between, in which other leaders may have made its followers truncate (Kafka keeps the
+  /// state when only the epoch changes; its epochs also move without a leader change).
   result<bool> become_leader(leader_epoch epoch, std::vector<std::int32_t> isr, std::vector<std::int32_t> replicas,
                              timestamp_ms now) {
     std::lock_guard l(mu_);
@@ -220,12 +224,6 @@ class partition_replica {
       if (id == broker_id_) continue;
       const bool in_sync = contains(isr, id);
       follower_state s;
-      auto it = followers_.find(id);
-      if (!new_leader && it != followers_.end()) {
-        s = it->second;
-        s.last_fetch_leader_log_end_offset = leo;
-        s.last_fetch_time_ms = in_sync ? now : 0;
-      }
       s.broker_id = id;
       s.last_caught_up_time_ms = in_sync ? now : 0;
       next.emplace(id, s);
@@ -356,6 +354,17 @@ class partition_replica {
           s.log_end_offset >= *epoch_start_)
         out.push_back(id);
     return out;
+  }
+
+  /// Forgets what this leader knows of follower `id` (a new incarnation of its broker: what
+  /// the previous one fetched says nothing about the restarted log, KIP-903): its log end is
+  /// unknown until it fetches again, so it cannot rejoin the ISR or hold the HW on stale data.
+  void reset_follower(std::int32_t id) {
+    std::lock_guard l(mu_);
+    auto it = followers_.find(id);
+    if (it == followers_.end()) return;
+    it->second = follower_state{};
+    it->second.broker_id = id;
   }
 
   /// Replicas on brokers the controller has fenced (Kafka: isReplicaIsrEligible is false):

@@ -94,12 +94,7 @@ class replica_fetcher {
       auto req = rep.make_fetch_request(std::min(cfg_.max_bytes, budget));
       auto resp = (*leader)->fetch(f.topic, f.partition, req);
       if (!resp && resp.error() == errc::offset_out_of_range) {
-        // Behind the leader's log start (retention moved it): restart the log there.
-        auto lr = (*leader)->replica(f.topic, f.partition);
-        if (lr && req.fetch_offset < lr->log_start_offset()) {
-          if (rep.truncate_fully_and_start_at(lr->log_start_offset())) continue;
-        }
-        ++round.errors;
+        if (!handle_out_of_range(**leader, f, req.fetch_offset)) ++round.errors;
         continue;
       }
       if (!resp) {
@@ -114,7 +109,7 @@ class replica_fetcher {
         continue;
       }
       if (!resp->diverging_epoch) {
-        (void)rep.follow_log_start(resp->log_start_offset);
+        if (!rep.follow_log_start(resp->log_start_offset)) ++round.errors;
         round.bytes += n;
         budget = n >= budget ? 0 : budget - n;
       }
@@ -140,6 +135,20 @@ class replica_fetcher {
   std::uint64_t rounds() const noexcept { return rounds_.load(std::memory_order_relaxed); }
 
  private:
+  // Kafka's fetchOffsetAndTruncate: the leader's log ends below ours -> truncate to its end;
+  // else our log ends below its start (retention) -> restart ours at its start. Otherwise
+  // (our last epoch is unknown to the leader's cache, e.g. it fell off with old segments)
+  // restart at its start too: what we hold cannot be matched to its history, and refetching
+  // is always safe.
+  static bool handle_out_of_range(broker& leader, const followed_partition& f, offset fetch_offset) {
+    auto lr = leader.replica(f.topic, f.partition);
+    if (!lr) return false;
+    const offset leader_end = lr->log_end_offset();
+    if (leader_end < fetch_offset)
+      return static_cast<bool>(f.replica->truncate_to_epoch_end({undefined_epoch, leader_end}));
+    return static_cast<bool>(f.replica->truncate_fully_and_start_at(lr->log_start_offset()));
+  }
+
   std::shared_ptr<broker> follower_;
   connect_fn connect_;
   fetcher_config cfg_;
