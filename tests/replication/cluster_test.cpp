@@ -506,3 +506,23 @@ TEST_CASE("a leader re-elected after missed epochs does not commit what its foll
   CHECK_FALSE((out->has_value() && **out));
   CHECK(f.c->broker(3)->replica("t", p)->high_watermark() == offset(0));
 }
+
+TEST_CASE("a broker restarted while isolated registers only once it can reach the controller") {
+  fixture f(1);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  f.c->isolate(3);
+  REQUIRE_OK(f.c->crash_broker(3, crash_mode::process));
+  REQUIRE_OK(f.c->restart_broker(3));
+  f.steps(100);  // past the session timeout: the old incarnation is fenced, the new one unknown
+  const auto* b3 = f.c->image()->broker(3);
+  REQUIRE(b3);
+  CHECK(b3->fenced);
+  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1, 2});
+  const auto old_epoch = b3->epoch;
+  f.c->heal(3);
+  f.steps(5);
+  b3 = f.c->image()->broker(3);
+  CHECK(!b3->fenced);
+  CHECK(b3->epoch > old_epoch);
+  CHECK(f.state("t", 0).isr.size() == 3);
+}

@@ -1,5 +1,5 @@
 // cluster on threads (fetcher threads, the control thread, producer threads) while brokers
-// crash, restart and get isolated: no acknowledged record is lost and replicas converge. Run
+// crash (a process crash, then a power loss), restart and get isolated: no acknowledged record is lost and replicas converge. Run
 // under TSan too (the *_threaded_test suffix).
 #include <catch2/catch.hpp>
 
@@ -91,6 +91,20 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   c.heal(other);
   const auto n2 = acked_count();
   REQUIRE(wait_until([&] { return acked_count() > n2 + 200; }));
+  // A power loss while other brokers are fetching from the victim's logs: its files are cut
+  // under their mappings (which must keep working), then it restarts and catches up.
+  REQUIRE(wait_until([&] {
+    auto img = c.image();
+    for (int p = 0; p < 3; ++p)
+      if (img->partition("t", p)->isr.size() != 3) return false;
+    return true;
+  }));
+  const auto victim = c.image()->partition("t", 1)->leader;
+  REQUIRE(c.crash_broker(victim, crash_mode::random_byte, 42));
+  REQUIRE(wait_until([&] { return c.image()->partition("t", 1)->leader != victim; }));
+  REQUIRE(c.restart_broker(victim));
+  const auto n3 = acked_count();
+  REQUIRE(wait_until([&] { return acked_count() > n3 + 200; }));
   stop = true;
   p1.join();
   p2.join();

@@ -233,3 +233,132 @@ TEST_CASE("a read-only view of a topic still being created shows the partitions 
   CHECK((*(*dd)->get_partition("t", partition_id(1)))->id() == partition_id(1));
   CHECK_FALSE((*dd)->get_partition("t", partition_id(2)));
 }
+
+// ------------------------------------------------------------------ abandon, reset_high_watermark
+
+namespace {
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+TEST_CASE("abandon frees the directory without flushing or checkpointing, a reopen finds every record",
+          "[storage][data_dir][abandon]") {
+  temp_dir t;
+  auto clk = std::make_shared<manual_clock>(10'000'000);
+  data_dir_options o;
+  o.defaults.clock = clk;
+  auto dd = open_dd(t.path(), o);
+  REQUIRE(dd->create_topic("t", parts(2)));
+  auto p0 = *dd->get_partition("t", partition_id(0));
+  auto b = test::make_batch(4);
+  REQUIRE(p0->append(b));
+  REQUIRE(p0->log().flush());
+  REQUIRE(p0->log().checkpoint());
+  auto b2 = test::make_batch(3);
+  REQUIRE(p0->append(b2));  // not flushed
+  const fs::path rp = t.path() / "t-0" / partition_log::recovery_point_file;
+  const std::string rp_before = read_text(rp);
+  CHECK(rp_before == "0\n1\nt 0 4\n");
+  const fs::path rp1 = t.path() / "t-1" / partition_log::recovery_point_file;
+  const std::string rp1_before = read_text(rp1);
+  dd->start_housekeeping(std::chrono::milliseconds(1));  // abandon stops it
+
+  dd->abandon();
+  dd->abandon();  // twice is fine
+  CHECK(read_text(rp) == rp_before);
+  CHECK(read_text(rp1) == rp1_before);
+  auto refused = dd->create_topic("u");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error() == errc::closed);
+  auto late = test::make_batch(1);
+  auto r = p0->append(late);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::closed);
+  REQUIRE(dd->close());  // a no-op after abandon
+  CHECK(read_text(rp) == rp_before);
+
+  // The lock is free while the abandoned object still exists.
+  auto again = data_dir::open(t.path(), o);
+  REQUIRE(again);
+  auto q0 = (*again)->get_partition("t", partition_id(0));
+  REQUIRE(q0);
+  CHECK((*q0)->log_end_offset() == offset(7));
+  CHECK((*q0)->high_watermark() == offset(7));
+  CHECK((*q0)->log().recovery().segments_scanned > 0);  // recovered past the recovery point
+  CHECK(test::read_all((*q0)->log()).size() == 7);
+  dd.reset();
+  REQUIRE((*again)->close());
+}
+
+TEST_CASE("partition::reset_high_watermark lowers the high watermark, clamped to the log end",
+          "[storage][data_dir][partition]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  REQUIRE(dd->create_topic("t"));
+  auto p = *dd->get_partition("t", partition_id(0));
+  for (int i = 0; i < 5; ++i) {
+    auto b = test::make_batch(2);
+    REQUIRE(p->append(b));
+  }
+  CHECK(p->high_watermark() == offset(10));
+
+  const auto seq = dd->notifier().sequence();
+  p->reset_high_watermark(offset(4));
+  CHECK(p->high_watermark() == offset(4));
+  CHECK(dd->notifier().sequence() != seq);  // waiters wake
+  auto s = p->read(offset(0));
+  REQUIRE(s);
+  CHECK(s->next_offset() == offset(4));  // reads stop at the high watermark
+  auto at = p->read(offset(4));
+  REQUIRE(at);
+  CHECK(at->empty());
+
+  p->advance_high_watermark(offset(3));  // advance never moves it back
+  CHECK(p->high_watermark() == offset(4));
+  p->advance_high_watermark(offset(6));
+  CHECK(p->high_watermark() == offset(6));
+
+  p->reset_high_watermark(offset(100));
+  CHECK(p->high_watermark() == offset(10));
+  p->reset_high_watermark(offset(10));
+  CHECK(p->high_watermark() == offset(10));
+  p->reset_high_watermark(offset(0));
+  CHECK(p->high_watermark() == offset(0));
+  auto none = p->read(offset(0));
+  REQUIRE(none);
+  CHECK(none->empty());
+
+  // The log shrinks under it: the next reset clamps to the new end.
+  p->reset_high_watermark(offset(10));
+  REQUIRE(p->log().truncate_to(offset(6)));
+  p->reset_high_watermark(offset(9));
+  CHECK(p->high_watermark() == offset(6));
+  // A reset is not persisted: a reopened data directory starts at the log end (one replica).
+  p->reset_high_watermark(offset(2));
+  REQUIRE(dd->close());
+  auto again = open_dd(t.path());
+  CHECK((*again->get_partition("t", partition_id(0)))->high_watermark() == offset(6));
+}
+
+// Kafka parity (found by this test, fixed): Kafka's UnifiedLog.updateHighWatermark clamps
+// the high watermark to [log start, log end]; reset_high_watermark clamps only to the log end,
+// so a negative value or one below the log start (a replication-offset-checkpoint older than
+// the log-start-offset-checkpoint after a crash) is stored as is.
+TEST_CASE("partition::reset_high_watermark never goes below the log start",
+          "[storage][data_dir][partition]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  REQUIRE(dd->create_topic("t"));
+  auto p = *dd->get_partition("t", partition_id(0));
+  for (int i = 0; i < 5; ++i) {
+    auto b = test::make_batch(2);
+    REQUIRE(p->append(b));
+  }
+  REQUIRE(p->log().delete_records_before(offset(6)));
+  p->reset_high_watermark(offset(2));
+  CHECK(p->high_watermark() == offset(6));
+  p->reset_high_watermark(offset(-5));
+  CHECK(p->high_watermark() >= offset(0));
+}

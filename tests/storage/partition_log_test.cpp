@@ -656,3 +656,216 @@ TEST_CASE("for_each_record stops when the callback returns false", "[storage][lo
   CHECK(*n == 6);
   CHECK(seen.size() == 6);
 }
+
+// ------------------------------------------------------------------ abandon, truncate_fully_and_start_at
+
+namespace {
+
+/// Every regular file of `d` with its bytes, sorted by name.
+std::vector<std::pair<std::string, std::string>> dir_files(const fs::path& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.is_regular_file()) {
+      std::ifstream in(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out.emplace_back(e.path().filename().string(), ss.str());
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::uint64_t log_file_bytes(const fs::path& d) {
+  std::uint64_t n = 0;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".log") n += fs::file_size(e.path());
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("abandon leaves unflushed bytes in the files, writes no checkpoint and frees the directory",
+          "[storage][partition_log][abandon]") {
+  temp_dir t;
+  const fs::path d = t / "t-0";
+  auto log = open_log(d);
+  for (int i = 0; i < 4; ++i) append_n(*log, 5, 1000, 200);  // past segment.bytes: two segments or more
+  REQUIRE(log->flush());
+  REQUIRE(log->checkpoint());
+  CHECK(log->recovery_point() == offset(20));
+  for (int i = 0; i < 3; ++i) append_n(*log, 5, 2000, 100);  // appended, not flushed
+  CHECK(log->recovery_point() == offset(20));
+  const auto before = read_all(*log);
+  const std::uint64_t bytes = log->size_bytes();
+  const std::string rp = slurp(d / partition_log::recovery_point_file);
+  CHECK(rp == "0\n1\nt 0 20\n");
+
+  log->abandon();
+  log->abandon();  // twice is fine
+  CHECK(slurp(d / partition_log::recovery_point_file) == rp);
+  CHECK(log_file_bytes(d) == bytes);  // the page cache survives a process crash
+  auto late = make_batch(1);
+  auto r = log->append(late);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::closed);
+  REQUIRE(log->close());  // a no-op now: still nothing written
+  CHECK(slurp(d / partition_log::recovery_point_file) == rp);
+
+  // The lock is free while the abandoned object still exists; the next open recovers from
+  // the recovery point and finds every appended record.
+  auto again = partition_log::open(d, small_config());
+  REQUIRE(again);
+  CHECK_FALSE((*again)->recovery().clean);
+  CHECK((*again)->recovery().segments_scanned > 0);
+  CHECK((*again)->log_end_offset() == offset(35));
+  CHECK(read_all(**again) == before);
+  const auto files = dir_files(d);
+  log.reset();  // the abandoned object's destructor writes nothing either
+  CHECK(dir_files(d) == files);
+}
+
+TEST_CASE("abandon with nothing unflushed reopens cleanly from the flushed state",
+          "[storage][partition_log][abandon]") {
+  temp_dir t;
+  const fs::path d = t / "t-0";
+  auto log = open_log(d);
+  append_n(*log, 3);
+  REQUIRE(log->flush());
+  log->abandon();
+  auto again = open_log(d);
+  CHECK(again->log_end_offset() == offset(3));
+  CHECK(read_all(*again).size() == 3);
+  append_n(*again, 2);
+  CHECK(again->log_end_offset() == offset(5));
+}
+
+// Regression (found by this test, fixed): abandon() documents "Further calls fail with errc::closed",
+// but only append() (and compact()) check closed_: truncate_fully_and_start_at, truncate_to,
+// delete_records_before, roll, flush and checkpoint still run, and delete or rewrite files in
+// a directory whose lock was released (possibly under the next owner). close() has the same gap.
+TEST_CASE("an abandoned log refuses every write and leaves its files alone",
+          "[storage][partition_log][abandon]") {
+  temp_dir t;
+  const fs::path d = t / "t-0";
+  auto log = open_log(d);
+  for (int i = 0; i < 4; ++i) append_n(*log, 5, 1000, 100);
+  REQUIRE(log->flush());
+  append_n(*log, 5, 1000, 100);
+  log->abandon();
+  const auto files = dir_files(d);
+  auto expect_closed = [](const result<void>& r, const char* what) {
+    INFO(what);
+    CHECK_FALSE(r.has_value());
+    if (!r) CHECK(r.error() == errc::closed);
+  };
+  expect_closed(log->flush(), "flush");
+  expect_closed(log->checkpoint(), "checkpoint");
+  expect_closed(log->roll(), "roll");
+  expect_closed(log->delete_records_before(offset(7)), "delete_records_before");
+  expect_closed(log->truncate_to(offset(12)), "truncate_to");
+  expect_closed(log->truncate_fully_and_start_at(offset(50)), "truncate_fully_and_start_at");
+  CHECK(dir_files(d) == files);
+}
+
+TEST_CASE("truncate_fully_and_start_at empties the log and restarts it at any offset",
+          "[storage][partition_log][truncate]") {
+  temp_dir t;
+  const fs::path d = t / "t-0";
+  auto log = open_log(d);
+  for (int i = 0; i < 6; ++i) append_n(*log, 5, 1000, 200);  // 0..29 over several segments
+  REQUIRE(log->segment_count() > 1);
+  REQUIRE(log->delete_records_before(offset(12)));
+  const auto before = read_all(*log);
+
+  SECTION("beyond the log end") {
+    // A reader's slice keeps its bytes while the files go.
+    auto held = log->read(offset(12));
+    REQUIRE(held);
+    REQUIRE(log->truncate_fully_and_start_at(offset(100)));
+    CHECK(log->log_start_offset() == offset(100));
+    CHECK(log->log_end_offset() == offset(100));
+    CHECK(log->recovery_point() == offset(100));
+    CHECK(log->segment_count() == 1);
+    CHECK(log->segments().front().base_offset == offset(100));
+    CHECK(read_all(*log).empty());
+    auto at_end = log->read(offset(100));
+    REQUIRE(at_end);
+    CHECK(at_end->empty());
+    auto below = log->read(offset(99));
+    REQUIRE_FALSE(below);
+    CHECK(below.error() == errc::offset_out_of_range);
+    std::size_t seen = 0;
+    REQUIRE(held->for_each_record([&](const record_view& rv) {
+      CHECK(rv.offset() >= offset(10));  // the batch holding 12 starts at 10
+      ++seen;
+    }));
+    CHECK(seen > 0);
+    CHECK_FALSE(fs::exists(d / "00000000000000000000.log"));
+    CHECK(fs::exists(d / "00000000000000000100.log"));
+
+    auto a = append_n(*log, 3);
+    CHECK(a.base_offset == offset(100));
+    CHECK(a.last_offset == offset(102));
+    REQUIRE(log->close());
+    CHECK(slurp(d / partition_log::log_start_file) == "0\n1\nt 0 100\n");
+    auto again = open_log(d);
+    CHECK(again->recovery().clean);
+    CHECK(again->log_start_offset() == offset(100));
+    CHECK(again->log_end_offset() == offset(103));
+    auto recs = read_all(*again);
+    REQUIRE(recs.size() == 3);
+    CHECK(recs.front().offset == 100);
+  }
+  SECTION("below the log start") {
+    REQUIRE(log->truncate_fully_and_start_at(offset(3)));
+    CHECK(log->log_start_offset() == offset(3));
+    CHECK(log->log_end_offset() == offset(3));
+    CHECK(read_all(*log).empty());
+    CHECK(append_n(*log, 2).base_offset == offset(3));
+    // Replica appends continue from the new start too.
+    auto rb = make_batch(2);
+    set_batch_base_offset(rb, offset(5));
+    append_options ao;
+    ao.assign_offsets = false;
+    REQUIRE(log->append(rb, ao));
+    CHECK(log->log_end_offset() == offset(7));
+    log.reset();
+    auto again = open_log(d);
+    CHECK(again->log_start_offset() == offset(3));
+    CHECK(again->log_end_offset() == offset(7));
+  }
+  SECTION("at the log end and at 0") {
+    REQUIRE(log->truncate_fully_and_start_at(offset(30)));
+    CHECK(log->log_start_offset() == offset(30));
+    CHECK(log->log_end_offset() == offset(30));
+    CHECK(read_all(*log).empty());
+    REQUIRE(log->truncate_fully_and_start_at(offset(0)));
+    CHECK(log->log_start_offset() == offset(0));
+    CHECK(log->log_end_offset() == offset(0));
+    CHECK(append_n(*log, 1).base_offset == offset(0));
+  }
+  SECTION("a negative offset is refused and changes nothing") {
+    auto r = log->truncate_fully_and_start_at(offset(-1));
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_argument);
+    r = log->truncate_fully_and_start_at(offset(std::numeric_limits<std::int64_t>::min()));
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_argument);
+    CHECK(log->log_start_offset() == offset(12));
+    CHECK(log->log_end_offset() == offset(30));
+    CHECK(read_all(*log) == before);
+  }
+  SECTION("a read-only log refuses it") {
+    REQUIRE(log->close());
+    const auto files = dir_files(d);
+    log_open_options ro;
+    ro.read_only = true;
+    auto r = partition_log::open(d, small_config(), ro);
+    REQUIRE(r);
+    auto e = (*r)->truncate_fully_and_start_at(offset(100));
+    REQUIRE_FALSE(e);
+    CHECK(e.error() == errc::invalid_request);
+    CHECK((*r)->log_end_offset() == offset(30));
+    CHECK(dir_files(d) == files);
+  }
+}

@@ -375,6 +375,7 @@ class broker {
     std::vector<std::shared_ptr<partition_replica>> reps;
     {
       std::lock_guard l(mu_);
+      if (closed_) return make_error(errc::closed, "broker {} is closed", cfg_.id);
       for (auto& [_, s] : replicas_)
         if (s.replica) reps.push_back(s.replica);
     }

@@ -280,16 +280,19 @@ class cluster {
     auto b = brook::broker::open(broker_dir(root_, id), bc);
     if (!b) return b.error();
     std::shared_ptr<brook::broker> sb(std::move(*b));
+    bool register_now = false;
     {
       std::lock_guard l(mu_);
       auto& n = nodes_.at(id);
       n.b = sb;
       n.epoch = -1;  // registers below, or once it can reach the controller
+      register_now = !n.isolated;
+      n.pending_registration = n.isolated;
       n.last_heartbeat = now();
       n.applied = 0;
       n.fetcher = std::make_shared<replica_fetcher>(sb, connector(), cfg_.fetcher);
     }
-    if (!isolated(id)) {
+    if (register_now) {
       if (auto r = register_node(id); !r) {
         (void)take(id);
         (void)sb->close();  // the registration's error is the one to report
@@ -418,6 +421,7 @@ class cluster {
     timestamp_ms last_heartbeat = 0;
     std::uint64_t applied = 0;
     bool isolated = false;
+    bool pending_registration = false;  // restarted while isolated: the control round registers it
     std::int64_t fetch_delay_ms = 0;
     timestamp_ms next_fetch = 0;
     std::thread thread;
@@ -512,8 +516,11 @@ class cluster {
       std::lock_guard l(mu_);
       for (auto& [id, n] : nodes_) {
         if (!n.b || n.isolated) continue;
-        if (n.epoch < 0) {
+        if (n.pending_registration) {
+          n.pending_registration = false;
           unregistered.push_back(id);  // restarted while isolated: registers now
+        } else if (n.epoch < 0) {
+          continue;  // restart_broker is registering it
         } else if (t - n.last_heartbeat >= cfg_.broker_heartbeat_interval_ms) {
           n.last_heartbeat = t;
           beats.emplace_back(id, n.epoch);

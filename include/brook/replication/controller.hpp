@@ -194,7 +194,9 @@ class controller {
     std::vector<metadata::metadata_record> recs;
     metadata::topic_record t;
     t.name = name;
-    t.topic_id = uuid::random(rng_);
+    // A reopened controller with a fixed seed replays its engine from the start: skip ids in use.
+    do t.topic_id = uuid::random(rng_);
+    while (img->topic(t.topic_id) != nullptr);
     recs.push_back(t);
     for (const auto& [pid, reps] : *plan) {
       metadata::partition_record pr;

@@ -496,6 +496,16 @@ class partition_replica {
       for (std::size_t pos = 0; pos < records.size();) {
         auto h = check_batch_header(records.subspan(pos), "fetched batch");
         if (!h) return h.error();
+        if (pos == 0 && h->base_offset != part_->log_end_offset()) {
+          // Kafka (Partition.appendRecordsToFollowerOrFutureReplica): the leader's log start lies
+          // inside this batch and this log is empty: restart it at the batch's base offset.
+          const offset leo = part_->log_end_offset();
+          if (leo == part_->log_start_offset() && h->base_offset < leo && h->last_offset() >= leo) {
+            BROOK_TRY(cache_->clear());
+            BROOK_TRY(part_->log().truncate_fully_and_start_at(h->base_offset));
+            part_->reset_high_watermark(h->base_offset);
+          }
+        }
         if (pos == 0 && h->base_offset != part_->log_end_offset())
           return make_error(errc::offset_out_of_range,
                             "{}: fetched batch at offset {} does not start at the log end {}", name(), h->base_offset,

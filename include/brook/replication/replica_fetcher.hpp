@@ -21,6 +21,7 @@
 // thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -70,7 +71,12 @@ class replica_fetcher {
   fetch_round step() {
     fetch_round round;
     std::size_t budget = cfg_.response_max_bytes;
-    for (auto& f : follower_->following()) {
+    // Each round starts one partition further, so a partition whose backlog fills the budget
+    // cannot starve the ones after it (Kafka: PartitionStates.updateAndMoveToEnd).
+    auto parts = follower_->following();
+    if (!parts.empty())
+      std::rotate(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(start_++ % parts.size()), parts.end());
+    for (auto& f : parts) {
       if (f.leader < 0) continue;
       auto leader = connect_(follower_->id(), f.leader);
       if (!leader) {
@@ -154,6 +160,7 @@ class replica_fetcher {
   fetcher_config cfg_;
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<std::uint64_t> rounds_{0};
+  std::size_t start_ = 0;  // only step() touches it
 };
 
 }  // namespace brook

@@ -57,7 +57,7 @@ class partition {
   /// Sets the high watermark, also lower (a replica restoring its checkpoint, or a follower
   /// truncated below it after an unclean election), clamped to the log end. Wakes waiters.
   void reset_high_watermark(offset hw) noexcept {
-    hw_.store(std::min(hw, log_->log_end_offset()).value(), std::memory_order_release);
+    hw_.store(std::clamp(hw, log_->log_start_offset(), log_->log_end_offset()).value(), std::memory_order_release);
     if (notify_) notify_->notify();
   }
 

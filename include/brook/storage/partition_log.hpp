@@ -245,6 +245,7 @@ class partition_log {
   /// fdatasyncs everything appended; the recovery point moves to the log end.
   result<void> flush() {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     return flush_locked();
   }
 
@@ -264,6 +265,7 @@ class partition_log {
   /// Seals the active segment and starts a new one at the log end (no-op on an empty one).
   result<void> roll() {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     if (active()->empty()) return ok();
     return roll_locked();
   }
@@ -271,6 +273,7 @@ class partition_log {
   /// Writes the recovery-point and log-start checkpoints now.
   result<void> checkpoint() {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     return write_checkpoints();
   }
 
@@ -318,6 +321,7 @@ class partition_log {
   /// past the log end.
   result<void> delete_records_before(offset o) {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     if (o > log_end_offset())
       return make_error(errc::offset_out_of_range, "{}: cannot delete records before {}, past the log end {}",
                         dir_.string(), o, log_end_offset());
@@ -334,6 +338,7 @@ class partition_log {
   /// truncateFullyAndStartAt): a follower whose log ends below its leader's log start.
   result<void> truncate_fully_and_start_at(offset o) {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
     if (o.value() < 0) return make_error(errc::invalid_argument, "{}: negative start offset {}", dir_.string(), o);
     structure_gen_.fetch_add(1, std::memory_order_acq_rel);
@@ -346,6 +351,7 @@ class partition_log {
   /// start empty at `o`.
   result<void> truncate_to(offset o) {
     std::lock_guard wl(writer_mu_);
+    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
     if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
     if (o >= log_end_offset()) return ok();
     structure_gen_.fetch_add(1, std::memory_order_acq_rel);  // a cleaner pass running now must not swap
