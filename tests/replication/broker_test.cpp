@@ -20,81 +20,15 @@
 #include <brook/replication/broker.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/replication_helpers.hpp"
 
 using namespace brook;
 
-// Strong ints (offset, leader_epoch, ...) print their value in failure messages.
-namespace Catch {
-template <typename Tag, typename Rep>
-struct StringMaker<brook::strong_int<Tag, Rep>> {
-  static std::string convert(const brook::strong_int<Tag, Rep>& v) { return std::to_string(v.value()); }
-};
-}  // namespace Catch
-
-#define REQUIRE_OK(expr)                                    \
-  do {                                                      \
-    auto _r = (expr);                                       \
-    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
-  } while (0)
-
 namespace {
 
-using ids = std::vector<std::int32_t>;
+using brook::test::ids;
+using brook::test::image_builder;
 namespace fs = std::filesystem;
-
-/// A cluster image assembled from metadata records, the way the controller's log builds it.
-struct image_builder {
-  cluster_image img;
-  std::map<std::string, uuid> topic_ids;
-  std::uint64_t next_id = 100;
-
-  image_builder& brokers(std::initializer_list<std::int32_t> list) {
-    for (auto id : list) {
-      metadata::register_broker_record r;
-      r.broker_id = id;
-      r.broker_epoch = 10 + id;
-      r.incarnation_id = uuid::from_parts(1, static_cast<std::uint64_t>(id) + 1);
-      r.fenced = false;
-      REQUIRE(img.apply(r));
-    }
-    return *this;
-  }
-  image_builder& fence(std::int32_t id) {
-    REQUIRE(img.apply(metadata::fence_broker_record{id, img.broker(id)->epoch}));
-    return *this;
-  }
-  /// A topic whose partition p has replicas[p], all in sync, led by the first.
-  image_builder& topic(const std::string& name, std::vector<ids> replicas) {
-    metadata::topic_record t;
-    t.name = name;
-    t.topic_id = uuid::from_parts(0, next_id++);
-    REQUIRE(img.apply(t));
-    topic_ids[name] = t.topic_id;
-    for (std::size_t p = 0; p < replicas.size(); ++p) {
-      metadata::partition_record pr;
-      pr.partition_id = static_cast<std::int32_t>(p);
-      pr.topic_id = t.topic_id;
-      pr.replicas = replicas[p];
-      pr.isr = replicas[p];
-      pr.leader = replicas[p].front();
-      pr.leader_epoch = 0;
-      pr.partition_epoch = 0;
-      REQUIRE(img.apply(pr));
-    }
-    return *this;
-  }
-  /// A PartitionChangeRecord: a new leader (bumps the leader epoch) and/or a new ISR.
-  image_builder& change(const std::string& name, std::int32_t p, std::optional<std::int32_t> leader,
-                        std::optional<ids> isr = std::nullopt) {
-    metadata::partition_change_record c;
-    c.topic_id = topic_ids.at(name);
-    c.partition_id = p;
-    if (leader) c.leader = *leader;
-    c.isr = std::move(isr);
-    REQUIRE(img.apply(c));
-    return *this;
-  }
-};
 
 /// One batch of `n` records (fmt rather than test::make_batch's string concatenation, which
 /// trips GCC 12's false -Wrestrict when inlined here).

@@ -7,14 +7,9 @@
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
+#include "support/replication_helpers.hpp"
 
 using namespace brook;
-
-#define REQUIRE_OK(expr)                                   \
-  do {                                                     \
-    auto _r = (expr);                                      \
-    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
-  } while (0)
 
 namespace {
 

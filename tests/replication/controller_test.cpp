@@ -15,22 +15,9 @@
 #include <brook/replication/controller.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/replication_helpers.hpp"
 
 using namespace brook;
-
-// Strong ints (offset, leader_epoch, ...) print their value in failure messages.
-namespace Catch {
-template <typename Tag, typename Rep>
-struct StringMaker<brook::strong_int<Tag, Rep>> {
-  static std::string convert(const brook::strong_int<Tag, Rep>& v) { return std::to_string(v.value()); }
-};
-}  // namespace Catch
-
-#define REQUIRE_OK(expr)                                    \
-  do {                                                      \
-    auto _r = (expr);                                       \
-    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
-  } while (0)
 
 // The call must fail with `code`.
 #define REQUIRE_ERR(expr, code)                    \
@@ -43,7 +30,7 @@ struct StringMaker<brook::strong_int<Tag, Rep>> {
 
 namespace {
 
-using ids = std::vector<std::int32_t>;
+using brook::test::ids;
 
 struct fixture {
   std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>(1'000'000);
