@@ -56,17 +56,7 @@ struct fixture {
     REQUIRE(b);
     auto r = b->replica(t, p);
     REQUIRE(r);
-    auto& log = r->part()->log();
-    std::vector<std::byte> out;
-    offset at = log.log_start_offset();
-    while (at < log.log_end_offset()) {
-      auto s = log.read(at);
-      REQUIRE(s);
-      if (s->empty()) break;
-      out.insert(out.end(), s->bytes().begin(), s->bytes().end());
-      at = s->next_offset();
-    }
-    return out;
+    return brook::test::log_bytes(r->part()->log());
   }
 
   const partition_state& state(const std::string& t, int p) {

@@ -20,6 +20,7 @@
 #include <brook/replication/replica_fetcher.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/log_builders.hpp"
 #include "support/replication_helpers.hpp"
 
 using namespace brook;
@@ -44,17 +45,7 @@ std::vector<std::byte> batch_of(int n, timestamp_ms ts, const std::string& tag =
 
 /// Every byte of a replica's log from its start to its end.
 std::vector<std::byte> log_bytes(const partition_replica& r, offset from = offset(-1)) {
-  const auto& log = r.part()->log();
-  std::vector<std::byte> out;
-  offset at = from.value() < 0 ? log.log_start_offset() : from;
-  while (at < log.log_end_offset()) {
-    auto s = log.read(at);
-    REQUIRE(s);
-    if (s->empty()) break;
-    out.insert(out.end(), s->bytes().begin(), s->bytes().end());
-    at = s->next_offset();
-  }
-  return out;
+  return brook::test::log_bytes(r.part()->log(), from);
 }
 
 struct fixture {

@@ -63,18 +63,7 @@ struct sent_batch {
   std::optional<result<append_result>> outcome;
 };
 
-std::vector<std::byte> log_bytes(const partition_log& log) {
-  std::vector<std::byte> out;
-  offset at = log.log_start_offset();
-  while (at < log.log_end_offset()) {
-    auto s = log.read(at);
-    REQUIRE(s);
-    if (s->empty()) break;
-    out.insert(out.end(), s->bytes().begin(), s->bytes().end());
-    at = s->next_offset();
-  }
-  return out;
-}
+using brook::test::log_bytes;
 
 // offset -> value of every record in a log.
 std::map<std::int64_t, std::string> values_of(const partition_log& log) {

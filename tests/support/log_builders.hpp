@@ -40,6 +40,21 @@ inline std::vector<std::byte> make_batch(int n, std::int64_t ts = 1'000, const s
   return {s.begin(), s.end()};
 }
 
+/// The bytes of every batch in [from, log end) (from the log start by default): what
+/// byte-identical replicas must share.
+inline std::vector<std::byte> log_bytes(const partition_log& log, offset from = offset(-1)) {
+  std::vector<std::byte> out;
+  offset at = from.value() < 0 ? log.log_start_offset() : from;
+  while (at < log.log_end_offset()) {
+    auto s = log.read(at);
+    if (!s) throw std::runtime_error(s.error().to_string());
+    if (s->empty()) break;
+    out.insert(out.end(), s->bytes().begin(), s->bytes().end());
+    at = s->next_offset();
+  }
+  return out;
+}
+
 /// Every record in [from, log end), read through the public API with CRC checks.
 inline std::vector<plain_record> read_all(const partition_log& log, offset from = offset(-1)) {
   std::vector<plain_record> out;
