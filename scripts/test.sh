@@ -20,7 +20,10 @@
 # BROOK_TEST_STAGES (as above).
 #
 # The last line printed is "summary: N passed, M failed", counting every test run
-# by every ctest stage, or, when a step fails, a line naming that step.
+# by every ctest stage, or, when a step fails, a line naming that step. When a ctest
+# stage fails, the lines before it name each failed test, the command that reruns it,
+# and the seed variables (BROOK_*SEED*=N) its output printed to replay a seeded case;
+# BROOK_SEED_BASE=N shifts every seeded test to fresh seeds (tests/support/seeds.hpp).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -78,12 +81,40 @@ run_ctest() {
   total_passed=$((total_passed + total - failed))
   total_failed=$((total_failed + failed))
   if ((rc != 0)); then
+    report_failures "$preset" "$log"
     if [[ -n "$counts" ]]; then  # otherwise the EXIT trap names the failed step
       trap - EXIT
       rm -rf "$scratch"
       echo "summary: $total_passed passed, $total_failed failed"
     fi
     exit "$rc"
+  fi
+}
+
+# After a failing ctest run: names each failed test with the command that reruns it alone,
+# then every seed replay hint its output printed (seeded scenarios print lines such as
+# "seed 17 (replay: BROOK_SCENARIO_SEED=17)"), so the CI log's last lines say what to run.
+report_failures() {  # preset log
+  local preset=$1 log=$2 num name why
+  banner "$preset: failed tests"
+  local failed_lines
+  failed_lines=$(sed -n '/^The following tests FAILED:/,$p' "$log" | sed -nE 's/^[[:space:]]*([0-9]+) - (.*) \(([^()]*)\)[[:space:]]*$/\1\t\2\t\3/p')
+  if [[ -z "$failed_lines" ]]; then
+    echo "(ctest named no failed test; see its output above)"
+  else
+    while IFS=$'\t' read -r num name why; do
+      echo "FAILED ($why): $name"
+      echo "    rerun: ctest --preset $preset -I $num,$num --output-on-failure"
+    done <<<"$failed_lines"
+  fi
+  local hints
+  hints=$(grep -oE '(BROOK_[A-Z_]+=[0-9]+[[:space:]]*)+' "$log" | sed -E 's/[[:space:]]+$//' | sort -u | head -n 20 || true)
+  if [[ -n "$hints" ]]; then
+    echo "seeds to replay (prefix the rerun command with one of these):"
+    sed 's/^/    /' <<<"$hints"
+  fi
+  if [[ -n "${BROOK_SEED_BASE:-}" ]]; then
+    echo "this run had BROOK_SEED_BASE=$BROOK_SEED_BASE: set it for the reruns too"
   fi
 }
 

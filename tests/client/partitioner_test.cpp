@@ -20,6 +20,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/seeds.hpp"
+
 namespace {
 
 using brook::nullable_bytes;
@@ -105,8 +107,8 @@ TEST_CASE("partition_for_key", "[client][partitioner]") {
     CHECK(brook::partition_for_key(empty, 100) == partition_id(81));
   }
   SECTION("always in range and equal to the formula") {
-    const std::uint32_t seed = std::random_device{}();
-    INFO("seed " << seed);
+    const std::uint32_t seed = static_cast<std::uint32_t>(brook::test::property_seed(1));
+    INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 1: rerun with the same base)");
     std::mt19937 rng(seed);
     for (int i = 0; i < 2000; ++i) {
       std::vector<std::byte> key(rng() % 65);
@@ -137,8 +139,8 @@ TEST_CASE("default_partitioner hashes keys like partition_for_key", "[client][pa
 }
 
 TEST_CASE("sticky partition for null keys", "[client][partitioner][sticky]") {
-  const std::uint32_t seed = std::random_device{}();
-  INFO("seed " << seed);
+  const std::uint32_t seed = static_cast<std::uint32_t>(brook::test::property_seed(2));
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 2: rerun with the same base)");
   brook::default_partitioner dp(seed);
   brook::uniform_sticky_partitioner up(seed);
 
@@ -294,8 +296,8 @@ TEST_CASE("partitioners under concurrent callers", "[client][partitioner][thread
   }
 
   SECTION("sticky: concurrent partition() and on_new_batch() stay consistent") {
-    const std::uint32_t seed = std::random_device{}();
-    INFO("seed " << seed);
+    const std::uint32_t seed = static_cast<std::uint32_t>(brook::test::property_seed(3));
+    INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 3: rerun with the same base)");
     brook::default_partitioner p(seed);
     std::atomic<bool> bad{false};
     std::atomic<int> switches_reported{0};

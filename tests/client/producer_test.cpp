@@ -201,10 +201,16 @@ TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeo
     REQUIRE(p.flush());
   }
   SECTION("an exhausted buffer closes open batches at once, whatever linger.ms says") {
-    auto first = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
-    auto second = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    // The second send waits for the sender thread to write the first batch: a bound of
+    // 50 ms would measure the scheduler, not the producer. 30 s still fails the test if the
+    // first batch lingered its 60 s.
+    producer_config roomy = pc;
+    roomy.max_block = std::chrono::milliseconds(30'000);
+    producer q(*dd, roomy);
+    auto first = q.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+    auto second = q.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
     CHECK(first.get());  // completes although its linger.ms is 60 s, and second is not refused
-    REQUIRE(p.flush());  // second sits in a new batch that would linger 60 s
+    REQUIRE(q.flush());  // second sits in a new batch that would linger 60 s
     CHECK(second.get());
   }
   SECTION("a record larger than buffer.memory is refused at once") {

@@ -60,6 +60,7 @@
 #include <brook/client/partitioner.hpp>
 #include <brook/client/producer.hpp>
 #include <brook/storage/data_dir.hpp>
+#include "support/seeds.hpp"
 
 
 using namespace brook;
@@ -80,6 +81,13 @@ constexpr bool under_tsan = false;
 #else
 constexpr bool under_tsan = false;
 #endif
+#if defined(__SANITIZE_ADDRESS__) || !defined(NDEBUG)
+constexpr bool slow_build = true;  // ASan or a Debug build: several times slower than Release
+#else
+constexpr bool slow_build = under_tsan;
+#endif
+/// A seed's hang detector, not a performance bound: far above what a loaded machine needs.
+constexpr auto seed_deadline = slow_build ? std::chrono::seconds(120) : std::chrono::seconds(60);
 
 const char* const topic = "events";
 
@@ -100,12 +108,14 @@ std::optional<std::uint64_t> env_u64(const char* name) {
 }
 bool verbose() { return env_u64("BROOK_PUBSUB_VERBOSE").value_or(0) != 0; }
 
-/// The seeds a scenario runs: BROOK_PUBSUB_SEED alone, or 1..BROOK_PUBSUB_SEEDS (default `n`).
+/// The seeds a scenario runs: BROOK_PUBSUB_SEED alone, or base+1..base+BROOK_PUBSUB_SEEDS
+/// (default `n`; base is BROOK_SEED_BASE, see support/seeds.hpp).
 std::vector<std::uint64_t> seeds(std::uint64_t n) {
   if (auto one = env_u64("BROOK_PUBSUB_SEED")) return {*one};
   n = env_u64("BROOK_PUBSUB_SEEDS").value_or(n);
+  const std::uint64_t base = brook::test::seed_base();
   std::vector<std::uint64_t> out;
-  for (std::uint64_t s = 1; s <= n; ++s) out.push_back(s);
+  for (std::uint64_t s = base + 1; s <= base + n; ++s) out.push_back(s);
   return out;
 }
 
@@ -402,7 +412,7 @@ void run_pubsub(std::uint64_t seed) {
   const pubsub_params prm = make_pubsub_params(seed);
   INFO("seed " << seed << " (rerun alone with BROOK_PUBSUB_SEED=" << seed << "): " << prm.describe());
   const auto started = steady::now();
-  const auto deadline = started + (under_tsan ? 90s : 20s);
+  const auto deadline = started + seed_deadline;
 
   scratch_dir td("brook-pubsub");
   auto dd = data_dir::open(td.path() / "data");
@@ -713,7 +723,7 @@ void run_retention(std::uint64_t seed) {
       own_housekeeping ? "start_housekeeping(1ms)" : "a thread calling tick()");
   INFO("seed " << seed << " (rerun alone with BROOK_PUBSUB_SEED=" << seed << "): " << desc);
   const auto started = steady::now();
-  const auto deadline = started + (under_tsan ? 90s : 25s);
+  const auto deadline = started + seed_deadline;
 
   scratch_dir td("brook-pubsub-ret");
   auto dd = data_dir::open(td.path() / "data");

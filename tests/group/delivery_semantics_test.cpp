@@ -46,6 +46,7 @@
 #include <brook/group/sticky_assignor.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/seeds.hpp"
 
 using namespace brook;
 using namespace std::chrono_literals;
@@ -666,7 +667,8 @@ tally run_mode(semantics mode, std::uint64_t base_seed, int runs) {
     one(static_cast<std::uint64_t>(*s), true);
   } else {
     const auto n = brook::test::env_int("BROOK_SEMANTICS_RUNS").value_or(runs);
-    for (std::int64_t i = 0; i < n; ++i) one(base_seed + static_cast<std::uint64_t>(i), false);
+    const std::uint64_t first = base_seed + brook::test::seed_base();
+    for (std::int64_t i = 0; i < n; ++i) one(first + static_cast<std::uint64_t>(i), false);
   }
   WARN(name_of(mode) << ": " << t.summary());
   return t;

@@ -71,6 +71,7 @@ struct worker {
   std::atomic<bool> act_now{false};  ///< set by the main thread: close / crash at the next chance
   std::atomic<bool> done{false};
   std::atomic<std::int64_t> processed{0};
+  std::atomic<std::size_t> owned{0};  ///< partitions assigned after its last poll
   std::atomic<bool> held_records_at_crash{false};
   std::thread thread;
 };
@@ -104,8 +105,10 @@ class scenario {
   }
 
   void run() {
-    // The producer writes a third of the records at once, a third once c3 starts, the rest
-    // once c2 is to crash (so that c2 is sure to hold records when it dies).
+    // The producer writes a third of the records at once, a third once c3 owns partitions
+    // (so that it is sure to get records of its own), the rest once c2 is to crash (so that
+    // c2 is sure to hold records when it dies). Each phase waits for the event it needs,
+    // never for a time: on a loaded machine a rebalance may take seconds.
     producer_thread_ = std::thread([this] { produce(); });
     add("c0", ending::runs_to_the_end);
     auto& c1 = add("c1", ending::closes);
@@ -115,9 +118,10 @@ class scenario {
     wait_until([&] { return c1.processed.load() > 0; }, 20s, "c1 processes records");
     c1.act_now = true;
     auto& c3 = add("c3", ending::runs_to_the_end);
-    produce_phase_ = 2;
     wait_until([&] { return c1.done.load(); }, 20s, "c1 closes");
-    wait_until([&] { return c3.processed.load() > 0; }, 20s, "c3 processes records");
+    wait_until([&] { return c3.owned.load() > 0; }, 30s, "c3 is assigned partitions");
+    produce_phase_ = 2;
+    wait_until([&] { return c3.processed.load() > 0; }, 30s, "c3 processes records");
     c2.act_now = true;
     produce_phase_ = 3;
     wait_until([&] { return c2.done.load(); }, 20s, "c2 crashes");
@@ -249,8 +253,9 @@ class scenario {
     while (!w.stop.load()) {
       if (w.act_now.load() && w.how == ending::closes) break;
       if (w.act_now.load() && w.how == ending::crashes && crash_deadline == crash_deadline_unset)
-        crash_deadline = steady::now() + 2s;  // crash holding records, or without after 2 s
+        crash_deadline = steady::now() + 10s;  // crash holding records, or without after 10 s
       auto recs = c.poll(20ms);
+      w.owned = c.assignment().size();
       if (!recs) {
         s_.error(w.name + " poll: " + recs.error().to_string());
         break;

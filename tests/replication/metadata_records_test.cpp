@@ -13,6 +13,7 @@
 #include <brook/replication/metadata_records.hpp>
 
 #include "support/format_helpers.hpp"
+#include "support/seeds.hpp"
 
 using namespace brook;
 using namespace brook::metadata;
@@ -230,8 +231,8 @@ TEST_CASE("the text form of a uuid is Kafka's base64", "[replication][metadata_r
 }
 
 TEST_CASE("round trips at every version, every truncation is rejected", "[replication][metadata_records]") {
-  const auto seed = std::random_device{}();
-  INFO("seed " << seed);
+  const auto seed = brook::test::property_seed(1);
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 1: rerun with the same base)");
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 2000; ++i) {
     std::int16_t v = 0;
@@ -299,8 +300,8 @@ TEST_CASE("frame errors name the field and the byte", "[replication][metadata_re
 // clang-format on
 
 TEST_CASE("random garbage and mutations never crash", "[replication][metadata_records]") {
-  const auto seed = std::random_device{}();
-  INFO("seed " << seed);
+  const auto seed = brook::test::property_seed(2);
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 2: rerun with the same base)");
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 20000; ++i) {
     bytes b(rng() % 64);

@@ -3,8 +3,11 @@
 // proposing and applying ISR changes. Checks the mutex claims (run under TSan) and that the
 // followers end byte-identical to the leader.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -67,6 +70,16 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
 
   constexpr int batches = 300;
   std::atomic<bool> produced{false};
+  // Catch assertions are not thread-safe: the threads report here, the main thread checks.
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  auto report = [&](std::string e) {
+    std::lock_guard lk(errors_mu);
+    errors.push_back(std::move(e));
+  };
+  // A thread that made no progress naps instead of spinning: two spinning threads would
+  // starve whatever test ctest -j2 runs beside this one.
+  auto nap = [] { std::this_thread::sleep_for(std::chrono::microseconds(100)); };
   std::vector<std::thread> threads;
   threads.emplace_back([&] {
     record_batch_builder b;
@@ -75,7 +88,7 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
       b.append(1'000, fmt::format("k{}", i), fmt::format("v{}", i));
       auto span = b.finish();
       auto r = leader.append_as_leader(span, clk->now_ms());
-      if (!r) FAIL_CHECK(r.error().to_string());
+      if (!r) report("append: " + r.error().to_string());
       clk->advance(10);
     }
     produced = true;
@@ -85,27 +98,23 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
       partition_replica& me = *nodes[static_cast<std::size_t>(f)].rep;
       while (!produced || me.high_watermark() < leader.log_end_offset() ||
              me.log_end_offset() < leader.log_end_offset()) {
+        const auto end_before = me.log_end_offset();
+        const auto hw_before = me.high_watermark();
         auto resp = leader.fetch_as_leader(me.make_fetch_request(512), clk->now_ms());
-        if (!resp) {
-          FAIL_CHECK(resp.error().to_string());
-          return;
-        }
+        if (!resp) return report(fmt::format("follower {} fetch: {}", f, resp.error().to_string()));
         auto a = me.apply_fetch_response(*resp);
-        if (!a) {
-          FAIL_CHECK(a.error().to_string());
-          return;
-        }
+        if (!a) return report(fmt::format("follower {} apply: {}", f, a.error().to_string()));
+        if (me.log_end_offset() == end_before && me.high_watermark() == hw_before) nap();
       }
     });
   threads.emplace_back([&] {  // consumer: never sees past the high watermark
     offset at(0);
     while (!produced || at < leader.log_end_offset()) {
       auto s = leader.part()->read(at);
-      if (!s) {
-        FAIL_CHECK(s.error().to_string());
-        return;
-      }
-      if (s->next_offset() > leader.high_watermark()) FAIL_CHECK("read past the HW");
+      if (!s) return report("read: " + s.error().to_string());
+      if (s->next_offset() > leader.high_watermark())
+        report(fmt::format("read up to {}, past the high watermark {}", s->next_offset(), leader.high_watermark()));
+      if (s->next_offset() == at) nap();
       at = s->next_offset();
     }
   });
@@ -116,10 +125,12 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
       (void)out;
       (void)in;
       (void)leader.set_isr({0, 1, 2}, clk->now_ms());
-      std::this_thread::yield();
+      nap();
     }
   });
   for (auto& t : threads) t.join();
+  INFO(fmt::format("{}", fmt::join(errors, "\n")));
+  CHECK(errors.empty());
 
   CHECK(leader.log_end_offset() == offset(batches));
   CHECK(leader.high_watermark() == offset(batches));

@@ -21,7 +21,8 @@
 // promises durability for acks=all: a power loss of the last ISR member loses what it had not
 // flushed, as the last test here shows.
 //
-// BROOK_SCENARIO_SEEDS overrides the number of seeds; BROOK_SCENARIO_SEED runs one seed.
+// BROOK_SCENARIO_SEEDS overrides the number of seeds; BROOK_SCENARIO_SEED runs one seed;
+// BROOK_SEED_BASE shifts the seeds run (support/seeds.hpp).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -33,6 +34,7 @@
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
+#include "support/seeds.hpp"
 
 using namespace brook;
 
@@ -73,7 +75,7 @@ std::map<std::int64_t, std::string> values_of(const partition_log& log) {
 }
 
 void run_seed(std::uint64_t seed, const options& o, totals& tot) {
-  INFO("seed " << seed);
+  INFO("seed " << seed << " (replay: BROOK_SCENARIO_SEED=" << seed << ")");
   std::mt19937_64 rng(seed);
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -381,7 +383,8 @@ void run_all(const char* name, const options& o, int dflt_seeds, totals& t) {
     run_seed(static_cast<std::uint64_t>(*one), o, t);
   } else {
     const int n = seeds_from_env(dflt_seeds);
-    for (int s = 1; s <= n; ++s) run_seed(static_cast<std::uint64_t>(s), o, t);
+    const std::uint64_t base = brook::test::seed_base();
+    for (int s = 1; s <= n; ++s) run_seed(base + static_cast<std::uint64_t>(s), o, t);
   }
   report(name, t);
 }

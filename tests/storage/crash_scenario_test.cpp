@@ -36,6 +36,7 @@
 #include <brook/storage/partition_log.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/seeds.hpp"
 #include "support/log_builders.hpp"
 
 namespace {
@@ -576,8 +577,9 @@ std::string run_case(std::uint64_t seed, bool verbose) {
 TEST_CASE("seeded crashes and damage: recovery keeps exactly the intact prefix", "[storage][crash][scenario]") {
   const auto one = brook::test::env_int("BROOK_CRASH_SEED");
   const auto cases = brook::test::env_int("BROOK_CRASH_CASES").value_or(1000);
-  const std::uint64_t first = one ? static_cast<std::uint64_t>(*one) : 1;
-  const std::uint64_t last = one ? first : static_cast<std::uint64_t>(cases);
+  const std::uint64_t base = brook::test::seed_base();
+  const std::uint64_t first = one ? static_cast<std::uint64_t>(*one) : base + 1;
+  const std::uint64_t last = one ? first : base + static_cast<std::uint64_t>(cases);
   const auto started = std::chrono::steady_clock::now();
   std::size_t failed = 0, ran = 0;
   std::vector<std::uint64_t> failing;

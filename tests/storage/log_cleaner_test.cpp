@@ -27,6 +27,7 @@
 #include <brook/storage/topic_config.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/seeds.hpp"
 #include "support/log_builders.hpp"
 
 namespace {
@@ -783,7 +784,8 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
   scratch_dir tmp("brook-cleaner");
   std::int64_t total_passes = 0, total_removed = 0, total_tombstones_removed = 0, total_reopens = 0;
   for (std::int64_t c = 0; c < cases; ++c) {
-    const std::uint64_t seed = fixed_seed ? static_cast<std::uint64_t>(*fixed_seed) : static_cast<std::uint64_t>(c + 1);
+    const std::uint64_t seed =
+        fixed_seed ? static_cast<std::uint64_t>(*fixed_seed) : test::seed_base() + static_cast<std::uint64_t>(c + 1);
     std::mt19937_64 g(seed);
     auto below = [&](std::uint64_t n) { return g() % n; };
     auto clk = std::make_shared<manual_clock>(t0);
@@ -855,7 +857,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
         if (end > m.first_dirty || st->segments_cleanable > 0) m.clean(end, clk->now_ms(), cfg.delete_retention_ms);
         CHECK(st->first_dirty_after.value() == std::max<std::int64_t>(m.first_dirty, end));
         for (const auto& [p, bytes] : untouched) {
-          INFO("seed " << seed << story << " | " << p);
+          INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << story << " | " << p);
           CHECK(test::read_file_bytes(p) == bytes);
         }
         story += fmt::format(" clean<{}", end);
@@ -869,7 +871,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
       }
 
       // After every step the log holds exactly the model's records.
-      INFO("seed " << seed << ":" << story);
+      INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << ":" << story);
       auto got = read_all_full(*log);
       std::vector<full_record> want;
       for (const auto& r : m.recs) want.push_back(r.full);
@@ -877,7 +879,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
     }
 
     // A full clean at the end: roll, then clean everything.
-    INFO("seed " << seed << ":" << story << " | final");
+    INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << ":" << story << " | final");
     REQUIRE(log->roll());
     const std::int64_t end = log->log_end_offset().value();
     REQUIRE(log->compact());

@@ -89,6 +89,18 @@ class child {
     if (pid_ > 0 && !reaped_) ::kill(pid_, sig);
   }
 
+  /// Reads the child's output until its stderr contains `needle` (true) or the deadline
+  /// passes or both pipes close (false). What was read is kept for finish().
+  bool wait_stderr(std::string_view needle, std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (err_buf_.find(needle) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left <= 0ms || (out_ < 0 && err_ < 0)) return false;
+      pump("", nullptr, left);
+    }
+    return true;
+  }
+
   /// Feeds `input` then closes stdin, collects output until the child exits or the deadline.
   run_result finish(const std::string& input = "", std::chrono::milliseconds timeout = 20s) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -103,33 +115,12 @@ class child {
         ::waitpid(pid_, &st, 0);
         reaped_ = true;
         r.exit_code = -1;
+        take_output(r);
         return r;
       }
-      std::vector<pollfd> fds;
-      if (in_ >= 0) fds.push_back({in_, POLLOUT, 0});
-      if (out_ >= 0) fds.push_back({out_, POLLIN, 0});
-      if (err_ >= 0) fds.push_back({err_, POLLIN, 0});
-      int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 100)));
-      if (n <= 0) continue;
-      for (auto& p : fds) {
-        if (p.revents == 0) continue;
-        if (p.fd == in_) {
-          ssize_t w = ::write(in_, input.data() + written, input.size() - written);
-          if (w > 0) written += static_cast<std::size_t>(w);
-          if (w < 0 && errno != EAGAIN) written = input.size();
-          if (written >= input.size()) close_fd(in_);
-        } else {
-          char buf[65536];
-          ssize_t k = ::read(p.fd, buf, sizeof buf);
-          std::string& dst = p.fd == out_ ? r.out : r.err;
-          if (k > 0) {
-            dst.append(buf, static_cast<std::size_t>(k));
-          } else if (k == 0 || errno != EINTR) {
-            close_fd(p.fd == out_ ? out_ : err_);
-          }
-        }
-      }
+      pump(input, &written, left);
     }
+    take_output(r);
     // Both pipes closed: the child is exiting.
     for (;;) {
       int st = 0;
@@ -150,6 +141,41 @@ class child {
   }
 
  private:
+  /// One poll round (at most 100 ms): appends what stdout and stderr have to the buffers
+  /// and, unless `written` is null, feeds stdin from `input` at `*written` (closing it once
+  /// all is written).
+  void pump(const std::string& input, std::size_t* written, std::chrono::milliseconds left) {
+    std::vector<pollfd> fds;
+    if (in_ >= 0 && written) fds.push_back({in_, POLLOUT, 0});
+    if (out_ >= 0) fds.push_back({out_, POLLIN, 0});
+    if (err_ >= 0) fds.push_back({err_, POLLIN, 0});
+    int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 100)));
+    if (n <= 0) return;
+    for (auto& p : fds) {
+      if (p.revents == 0) continue;
+      if (p.fd == in_) {
+        ssize_t w = ::write(in_, input.data() + *written, input.size() - *written);
+        if (w > 0) *written += static_cast<std::size_t>(w);
+        if (w < 0 && errno != EAGAIN) *written = input.size();
+        if (*written >= input.size()) close_fd(in_);
+      } else {
+        char buf[65536];
+        ssize_t k = ::read(p.fd, buf, sizeof buf);
+        std::string& dst = p.fd == out_ ? out_buf_ : err_buf_;
+        if (k > 0) {
+          dst.append(buf, static_cast<std::size_t>(k));
+        } else if (k == 0 || errno != EINTR) {
+          close_fd(p.fd == out_ ? out_ : err_);
+        }
+      }
+    }
+  }
+  void take_output(run_result& r) {
+    r.out = std::move(out_buf_);
+    r.err = std::move(err_buf_);
+    out_buf_.clear();
+    err_buf_.clear();
+  }
   static void close_fd(int& fd) {
     if (fd >= 0) ::close(fd);
     fd = -1;
@@ -157,6 +183,7 @@ class child {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int in_ = -1, out_ = -1, err_ = -1;
+  std::string out_buf_, err_buf_;  // read so far
 };
 
 inline run_result brook_cli(const std::vector<std::string>& args, const std::string& input = "",

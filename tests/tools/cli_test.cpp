@@ -481,7 +481,7 @@ TEST_CASE("consume --follow picks up records another process appends", "[tools][
   REQUIRE(brook_cli({"produce", dir.string()}, "one\ntwo\nthree\n").exit_code == 0);
 
   child follower({"consume", dir.string(), "--follow", "--max-records", "6", "--json"});
-  std::this_thread::sleep_for(400ms);  // let it reach the end and start waiting
+  REQUIRE(follower.wait_stderr("reached the end, following"));
   auto p = brook_cli({"produce", dir.string(), "--key-separator", ":"}, "k:four\nfive\n");
   REQUIRE(p.exit_code == 0);
   std::this_thread::sleep_for(300ms);

@@ -395,7 +395,7 @@ TEST_CASE("consume --follow picks up records from later produce processes", "[to
   SECTION("from the beginning, across a partition added meanwhile") {
     child follower({"consume", "--data-dir", d.string(), "--topic", "t", "--from-beginning", "--follow",
                     "--max-records", "9", "--json"});
-    std::this_thread::sleep_for(400ms);  // let it reach the end and start waiting
+    REQUIRE(follower.wait_stderr("reached the end, following"));
     produce(d, "t", "d:4\ne:5\nf:6\n", {"--key-separator", ":"});
     std::this_thread::sleep_for(300ms);
     REQUIRE(topics(d, {"--alter", "--topic", "t", "--partitions", "4"}).exit_code == 0);
@@ -418,7 +418,8 @@ TEST_CASE("consume --follow picks up records from later produce processes", "[to
   }
   SECTION("by default only records produced after it started") {
     child follower({"consume", "--data-dir", d.string(), "--topic", "t", "--follow", "--max-records", "2"});
-    std::this_thread::sleep_for(400ms);
+    // It starts at the high watermark when it opens: wait until it has, then produce.
+    REQUIRE(follower.wait_stderr("reached the end, following"));
     produce(d, "t", "new1\nnew2\n", {"--partition", "2"});
     auto r = follower.finish("", 20s);
     INFO("stderr:\n" << r.err);
@@ -457,7 +458,7 @@ TEST_CASE("a second writer gets LOG_DIR_LOCKED, readers work while the lock is h
   // A consumer follows records this process (the lock holder) produces.
   child follower({"consume", "--data-dir", d.string(), "--topic", "t", "--partition", "1", "--from-beginning",
                   "--follow", "--max-records", "3", "--json"});
-  std::this_thread::sleep_for(400ms);
+  REQUIRE(follower.wait_stderr("reached the end, following"));
   {
     brook::producer prod(dd);
     for (const char* v : {"x", "y", "z"}) {

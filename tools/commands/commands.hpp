@@ -30,6 +30,10 @@ int run_consume_group(const parsed_args& args);
 /// Appends the line the topic forms of consume print for `r` (newline included): the
 /// --json object with "partition" first, else the value (key<TAB>value with print_key).
 void append_record_line(std::string& line, const consumer_record& r, bool json, bool print_key);
+/// --follow in the DIR and topic forms: once per process, at the first end reached, tells
+/// stderr that everything produced from now on will be printed (scripts and tests wait
+/// for this line instead of guessing how long start-up takes).
+void announce_following();
 
 extern const command_spec groups_spec;
 int run_groups(const parsed_args& args);

@@ -85,6 +85,9 @@ Options:
                      change (checked every 150 ms), and reading goes on from the next
                      offset of each partition. In the topic form, partitions added to
                      the topic meanwhile are read from their log start offset.
+                     The first time it reaches the end it prints one line to stderr,
+                     "brook consume: reached the end, following (...)": records
+                     produced after that line are printed.
                      Group form: stay in the group, waiting for records, until
                      SIGINT or SIGTERM, then commit and exit 0. As it owns the
                      directory meanwhile, other processes cannot produce to it.
@@ -201,6 +204,7 @@ int run_consume(const parsed_args& args) {
     }
     std::fflush(stdout);
     if (printed >= max_records || !follow) break;
+    announce_following();
 
     // At the end: wait for the .log files to change, then re-open and go on.
     int failures = 0;

@@ -174,6 +174,14 @@ result<void> drain(data_dir& dd, const options& o, std::map<std::int32_t, offset
 
 }  // namespace
 
+void announce_following() {
+  static bool announced = false;
+  if (announced) return;
+  announced = true;
+  std::fputs("brook consume: reached the end, following (stop with Ctrl-C)\n", stderr);
+  std::fflush(stderr);
+}
+
 void append_record_line(std::string& line, const consumer_record& r, bool json, bool print_key) {
   if (json) {
     line += record_json(r.view(), r.partition());
@@ -208,6 +216,7 @@ int run_consume_topic(const parsed_args& args) {
     std::fflush(stdout);
     if (!r) return fail(r.error());
     if (printed >= o.max_records || !o.follow) break;
+    announce_following();
 
     // At the end of every partition: wait for the topic's files to change, re-open, go on.
     int failures = 0;
