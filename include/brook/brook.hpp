@@ -2,9 +2,9 @@
 #pragma once
 
 #include <brook/version.hpp>
-#include <brook/error.hpp>
-#include <brook/types.hpp>
-#include <brook/clock.hpp>
+#include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
+#include <brook/core/clock.hpp>
 
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>

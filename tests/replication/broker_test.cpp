@@ -15,7 +15,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <brook/clock.hpp>
+#include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/broker.hpp>
 
@@ -424,7 +424,7 @@ TEST_CASE("the high watermark is checkpointed, restored on open and clamped to t
   image_builder ib;
   ib.brokers({1}).topic("t", {{1}, {1}});
   f.apply(ib.img);
-  const fs::path ckpt = f.dir_of(1) / "t-0" / broker::high_watermark_file;
+  const fs::path ckpt = f.dir_of(1) / "t-0" / partition_files::replication_offset_checkpoint;
   REQUIRE((**f.produce(1, "t", 0, 5, acks_mode::leader)));
   CHECK(f.hw(1, "t", 0) == offset(5));
   CHECK_FALSE(fs::exists(ckpt));
@@ -436,7 +436,7 @@ TEST_CASE("the high watermark is checkpointed, restored on open and clamped to t
   f.clk->advance(1);
   REQUIRE_OK(b1->tick());
   CHECK(slurp(ckpt) == "0\n1\nt 0 5\n");
-  CHECK(slurp(f.dir_of(1) / "t-1" / broker::high_watermark_file) == "0\n1\nt 1 0\n");
+  CHECK(slurp(f.dir_of(1) / "t-1" / partition_files::replication_offset_checkpoint) == "0\n1\nt 1 0\n");
 
   REQUIRE((**f.produce(1, "t", 0, 3, acks_mode::leader)));
   REQUIRE_OK(b1->checkpoint_high_watermarks());
@@ -487,7 +487,7 @@ TEST_CASE("a crashed broker writes no more checkpoints", "[replication][broker]"
   image_builder ib;
   ib.brokers({1}).topic("t", {{1}});
   f.apply(ib.img);
-  const fs::path ckpt = f.dir_of(1) / "t-0" / broker::high_watermark_file;
+  const fs::path ckpt = f.dir_of(1) / "t-0" / partition_files::replication_offset_checkpoint;
   REQUIRE((**f.produce(1, "t", 0, 5, acks_mode::leader)));
   REQUIRE_OK(b1->checkpoint_high_watermarks());
   REQUIRE((**f.produce(1, "t", 0, 3, acks_mode::leader)));
@@ -525,7 +525,7 @@ TEST_CASE("a malformed replication-offset-checkpoint fails the open with kafka_s
     REQUIRE_OK(b1->close());
     f.b.clear();
   }
-  const fs::path ckpt = f.dir_of(1) / "t-0" / broker::high_watermark_file;
+  const fs::path ckpt = f.dir_of(1) / "t-0" / partition_files::replication_offset_checkpoint;
   const std::string bad =
       GENERATE(as<std::string>{}, "garbage", "1\n1\nt 0 5\n", "0\n2\nt 0 5\n", "0\n1\nt 0 x\n", "0\n1\nt 0\n",
                "0\n1\nt 0 -3\n", "0\n1\nt 0 5 6\n", "0\nx\n", "0\n1\nt 0 99999999999999999999\n");

@@ -281,7 +281,7 @@ TEST_CASE("a restarted broker's high watermark comes from replication-offset-che
   auto a = f.produce("t", 0, 4, acks_mode::all);
   f.steps(60);  // past replica.high.watermark.checkpoint.interval.ms
   REQUIRE((a->has_value() && **a));
-  auto ck = brook::read_checkpoint(f.c->broker(3)->replica("t", 0)->part()->log().dir() / broker::high_watermark_file, 3);
+  auto ck = brook::read_checkpoint(f.c->broker(3)->replica("t", 0)->part()->log().dir() / partition_files::replication_offset_checkpoint, 3);
   REQUIRE(ck);
   REQUIRE(ck->size() == 1);
   CHECK((*ck)[0][2] == "4");

@@ -11,7 +11,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <brook/clock.hpp>
+#include <brook/core/clock.hpp>
 #include <brook/replication/controller.hpp>
 
 #include "support/crash_helpers.hpp"

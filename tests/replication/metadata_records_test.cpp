@@ -214,22 +214,6 @@ TEST_CASE("other records' golden bytes", "[replication][metadata_records]") {
 
 // clang-format on
 
-TEST_CASE("the text form of a uuid is Kafka's base64", "[replication][metadata_records]") {
-  CHECK(uuid{}.to_string() == "AAAAAAAAAAAAAAAAAAAAAA");
-  CHECK(topic_one.to_string() == "AAAAAAAAAAAAAAAAAAAAAQ");
-  // Kafka's UuidTest: new Uuid(0x..., 0x...) toString examples are base64url of the 16 bytes.
-  CHECK(uuid::from_parts(0xfb7b4ab2a8f94ea8ULL, 0x8c4b8e4f0b7a6f21ULL).to_string().size() == 22);
-  std::mt19937_64 rng(7);
-  for (int i = 0; i < 1000; ++i) {
-    auto u = uuid::random(rng);
-    CHECK_FALSE(u.is_reserved());
-    CHECK(u.to_string()[0] != '-');
-    CHECK((u.bytes[6] >> 4) == 4);
-  }
-  std::mt19937_64 a(42), b(42);
-  CHECK(uuid::random(a) == uuid::random(b));  // deterministic for a seeded engine
-}
-
 TEST_CASE("round trips at every version, every truncation is rejected", "[replication][metadata_records]") {
   const auto seed = brook::test::property_seed(1);
   INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 1: rerun with the same base)");

@@ -15,7 +15,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <brook/clock.hpp>
+#include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/replica_fetcher.hpp>
 

@@ -17,16 +17,16 @@ using namespace brook;
 
 namespace {
 
-using broker_id = std::int32_t;
-using replicas = std::vector<broker_id>;
+using raw_broker = std::int32_t;  // placement works on raw ids (brook::broker_id is the strong type)
+using replicas = std::vector<raw_broker>;
 
-std::vector<broker_id> iota_brokers(std::int32_t n, broker_id first = 0) {
-  std::vector<broker_id> v(static_cast<std::size_t>(n));
+std::vector<raw_broker> iota_brokers(std::int32_t n, raw_broker first = 0) {
+  std::vector<raw_broker> v(static_cast<std::size_t>(n));
   std::iota(v.begin(), v.end(), first);
   return v;
 }
 
-replica_assignment place(const std::vector<broker_id>& brokers, std::int32_t partitions, std::int32_t rf,
+replica_assignment place(const std::vector<raw_broker>& brokers, std::int32_t partitions, std::int32_t rf,
                          placement_start start = {}, std::int32_t start_partition = 0) {
   auto r = assign_replicas_rack_unaware(brokers, partitions, rf, start, partition_id{start_partition});
   REQUIRE(r);
@@ -113,7 +113,7 @@ TEST_CASE("placement: start partition (adding partitions), with Kafka's shift qu
 }
 
 TEST_CASE("placement: errors", "[replication][placement]") {
-  auto err = [](std::vector<broker_id> b, std::int32_t parts, std::int32_t rf, placement_start s = {},
+  auto err = [](std::vector<raw_broker> b, std::int32_t parts, std::int32_t rf, placement_start s = {},
                 std::int32_t sp = 0) {
     auto r = assign_replicas_rack_unaware(b, parts, rf, s, partition_id{sp});
     REQUIRE_FALSE(r);
@@ -175,10 +175,10 @@ TEST_CASE("placement: seeded properties over random inputs", "[replication][plac
     const std::int32_t parts =
         whole_rounds ? n * rounds : std::uniform_int_distribution<std::int32_t>(1, n * rounds)(rng);
     // Distinct, shuffled, non-contiguous broker ids.
-    std::vector<broker_id> brokers;
-    std::set<broker_id> ids;
+    std::vector<raw_broker> brokers;
+    std::set<raw_broker> ids;
     while (static_cast<std::int32_t>(ids.size()) < n)
-      ids.insert(std::uniform_int_distribution<broker_id>(0, 1000)(rng));
+      ids.insert(std::uniform_int_distribution<raw_broker>(0, 1000)(rng));
     brokers.assign(ids.begin(), ids.end());
     std::shuffle(brokers.begin(), brokers.end(), rng);
     const auto start = placement_start::random(rng, brokers.size());
@@ -187,20 +187,20 @@ TEST_CASE("placement: seeded properties over random inputs", "[replication][plac
 
     auto a = place(brokers, parts, rf, start);
     REQUIRE(a.size() == static_cast<std::size_t>(parts));
-    std::map<broker_id, int> leaders, replicas_held;
+    std::map<raw_broker, int> leaders, replicas_held;
     std::int32_t expected_p = 0;
     for (const auto& [p, r] : a) {
       REQUIRE(p == partition_id{expected_p++});
       REQUIRE(r.size() == static_cast<std::size_t>(rf));
-      REQUIRE(std::set<broker_id>(r.begin(), r.end()).size() == r.size());  // rf distinct brokers
-      for (broker_id b : r) REQUIRE(ids.count(b) == 1);
+      REQUIRE(std::set<raw_broker>(r.begin(), r.end()).size() == r.size());  // rf distinct brokers
+      for (raw_broker b : r) REQUIRE(ids.count(b) == 1);
       ++leaders[r.front()];
-      for (broker_id b : r) ++replicas_held[b];
+      for (raw_broker b : r) ++replicas_held[b];
     }
     // Preferred leaders are dealt round robin: counts differ by at most one, and are exactly
     // partitions / N each when partitions is a multiple of N.
     int lo = parts, hi = 0;
-    for (broker_id b : brokers) {
+    for (raw_broker b : brokers) {
       lo = std::min(lo, leaders[b]);
       hi = std::max(hi, leaders[b]);
     }
@@ -209,14 +209,14 @@ TEST_CASE("placement: seeded properties over random inputs", "[replication][plac
       CHECK(lo == parts / n);
       CHECK(hi == parts / n);
       // Each round puts every follower slot on every broker once: replicas are even too.
-      for (broker_id b : brokers) CHECK(replicas_held[b] == rounds * rf);
+      for (raw_broker b : brokers) CHECK(replicas_held[b] == rounds * rf);
     }
     // Relabelling: placement only picks list positions, so placing 0..N-1 and mapping each
     // index through the list gives the same answer.
     auto by_index = place(iota_brokers(n), parts, rf, start);
     for (const auto& [p, r] : by_index) {
       replicas mapped;
-      for (broker_id i : r) mapped.push_back(brokers[static_cast<std::size_t>(i)]);
+      for (raw_broker i : r) mapped.push_back(brokers[static_cast<std::size_t>(i)]);
       REQUIRE(mapped == a.at(p));
     }
     // Kafka's goal 2 (a broker's partitions spread their other replicas over the other

@@ -412,7 +412,7 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   if (r.chance(0.4)) {  // damage an index
     const std::size_t k = static_cast<std::size_t>(r.below(nseg));
     const bool time = r.chance(0.4);
-    const sfs::path ip = time ? segment_files::time_index(dir, segs[k].base_offset) : segment_files::index(dir, segs[k].base_offset);
+    const sfs::path ip = time ? partition_files::time_index(dir, segs[k].base_offset) : partition_files::index(dir, segs[k].base_offset);
     const std::size_t esz = time ? time_index::entry_size : offset_index::entry_size;
     auto bytes = brook::test::read_file_bytes(ip);
     const auto kind = r.below(5);
@@ -460,9 +460,9 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   }
   if (r.chance(0.25)) {  // checkpoints gone
     const auto which = r.below(3);
-    if (which != 1) sfs::remove(dir / partition_log::recovery_point_file);
+    if (which != 1) sfs::remove(dir / partition_files::recovery_point_checkpoint);
     if (which != 0) {
-      sfs::remove(dir / partition_log::log_start_file);
+      sfs::remove(dir / partition_files::log_start_checkpoint);
       ls_ckpt_deleted = true;
     }
     story += fmt::format(" | checkpoint(s) deleted ({})", which == 0 ? "recovery point" : which == 1 ? "log start" : "both");
@@ -470,10 +470,10 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   if (r.chance(0.15)) {  // leftovers of interrupted operations
     const auto kind = r.below(4);
     sfs::path p;
-    if (kind == 0) p = dir / (std::string(partition_log::recovery_point_file) + ".tmp");
-    else if (kind == 1) p = dir / (std::string(partition_log::log_start_file) + ".tmp");
+    if (kind == 0) p = dir / (std::string(partition_files::recovery_point_checkpoint) + ".tmp");
+    else if (kind == 1) p = dir / (std::string(partition_files::log_start_checkpoint) + ".tmp");
     else if (kind == 2) p = dir / (segs.back().path.filename().string() + ".swap");
-    else p = segment_files::index(dir, offset(m.end() + 1000));  // an index without its log
+    else p = partition_files::index(dir, offset(m.end() + 1000));  // an index without its log
     brook::test::write_file_bytes(p, brook::test::random_bytes(r.g, static_cast<std::size_t>(r.range(0, 300))));
     leftovers.push_back(p);
     story += fmt::format(" | leftover {}", p.filename().string());
@@ -548,7 +548,7 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   {
     std::string bad = brook::test::check_closed_indexes(dir);
     for (auto k : undetectable_index_damage)
-      if (bad.find(segment_files::base_name(segs[k].base_offset)) != std::string::npos) bad.clear();
+      if (bad.find(partition_files::base_name(segs[k].base_offset)) != std::string::npos) bad.clear();
     BROOK_SCN_CHECK(bad.empty(), "after a clean close: {}", bad);
   }
   {
@@ -791,7 +791,7 @@ TEST_CASE("crash: an .index full of garbage is rebuilt, nothing is lost", "[stor
   auto segs = log->segments();
   REQUIRE(log->close().has_value());
   log.reset();
-  const auto ip = segment_files::index(dir, segs[0].base_offset);
+  const auto ip = partition_files::index(dir, segs[0].base_offset);
   const auto n = sfs::file_size(ip);
   REQUIRE(n >= offset_index::entry_size);
   std::mt19937_64 g(5);
@@ -824,8 +824,8 @@ TEST_CASE("crash: missing .index and .timeindex files are rebuilt", "[storage][c
   REQUIRE(log->close().has_value());
   log.reset();
   for (const auto& s : segs) {
-    REQUIRE(sfs::remove(segment_files::index(dir, s.base_offset)));
-    REQUIRE(sfs::remove(segment_files::time_index(dir, s.base_offset)));
+    REQUIRE(sfs::remove(partition_files::index(dir, s.base_offset)));
+    REQUIRE(sfs::remove(partition_files::time_index(dir, s.base_offset)));
   }
   auto opened = partition_log::open(dir, cfg);
   REQUIRE(opened.has_value());
@@ -836,8 +836,8 @@ TEST_CASE("crash: missing .index and .timeindex files are rebuilt", "[storage][c
   CHECK(l->recovery().bytes_truncated == 0);
   require_contents(*l, m, 0, m.end());
   for (const auto& s : segs) {
-    CHECK(sfs::exists(segment_files::index(dir, s.base_offset)));
-    CHECK(sfs::exists(segment_files::time_index(dir, s.base_offset)));
+    CHECK(sfs::exists(partition_files::index(dir, s.base_offset)));
+    CHECK(sfs::exists(partition_files::time_index(dir, s.base_offset)));
   }
   rnd r(4);
   auto t = check_time_lookups(*l, m, 0, m.end(), r);
@@ -951,14 +951,14 @@ TEST_CASE("crash: a malformed checkpoint file", "[storage][crash][scenario]") {
   auto log = build_log(dir, cfg, 20, m);
   REQUIRE(log->close().has_value());
   log.reset();
-  const char* name = GENERATE(partition_log::recovery_point_file, partition_log::log_start_file);
+  const std::string_view name = GENERATE(partition_files::recovery_point_checkpoint, partition_files::log_start_checkpoint);
   std::string junk = "0\n1\nthis is not a checkpoint\n";
   brook::test::write_file_bytes(dir / name, std::as_bytes(std::span(junk.data(), junk.size())));
   auto opened = partition_log::open(dir, cfg);
   // Either refuse clearly (naming the file) or recover without losing anything.
   if (!opened) {
     CHECK(opened.error().code() == make_error_code(errc::kafka_storage_error));
-    CHECK_THAT(opened.error().to_string(), Catch::Contains(name));
+    CHECK_THAT(opened.error().to_string(), Catch::Contains(std::string(name)));
   } else {
     require_contents(**opened, m, 0, m.end());
   }
@@ -992,7 +992,7 @@ TEST_CASE("crash: a truncated .timeindex of a sealed segment must not change its
     for (int i = 0; i < 5; ++i) add(t0 + 30'000 + i);  // segment 1
     REQUIRE(l.close().has_value());
   }
-  const auto tip = segment_files::time_index(dir, offset(0));
+  const auto tip = partition_files::time_index(dir, offset(0));
   REQUIRE(sfs::file_size(tip) >= 2 * time_index::entry_size);
   brook::test::cut_file(tip, time_index::entry_size);  // keep only the first (early) entry
 

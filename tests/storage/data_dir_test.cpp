@@ -258,10 +258,10 @@ TEST_CASE("abandon frees the directory without flushing or checkpointing, a reop
   REQUIRE(p0->log().checkpoint());
   auto b2 = test::make_batch(3);
   REQUIRE(p0->append(b2));  // not flushed
-  const fs::path rp = t.path() / "t-0" / partition_log::recovery_point_file;
+  const fs::path rp = t.path() / "t-0" / partition_files::recovery_point_checkpoint;
   const std::string rp_before = read_text(rp);
   CHECK(rp_before == "0\n1\nt 0 4\n");
-  const fs::path rp1 = t.path() / "t-1" / partition_log::recovery_point_file;
+  const fs::path rp1 = t.path() / "t-1" / partition_files::recovery_point_checkpoint;
   const std::string rp1_before = read_text(rp1);
   dd->start_housekeeping(std::chrono::milliseconds(1));  // abandon stops it
 

@@ -313,7 +313,7 @@ TEST_CASE("cleaning keeps the latest record per key at its exact offset", "[stor
     REQUIRE(log->close());
     log.reset();
     CHECK(test::check_closed_indexes(dir) == "");
-    CHECK(sfs::exists(dir / partition_log::cleaner_offset_file));
+    CHECK(sfs::exists(dir / partition_files::cleaner_offset_checkpoint));
     auto re = open_log(dir, compact_config(clk));
     INFO(fmt::format("{}", fmt::join(re->recovery().events, "\n")));
     CHECK(re->recovery().clean);
@@ -466,11 +466,11 @@ TEST_CASE("min.compaction.lag.ms and the upper bound keep recent segments untouc
   CHECK(info->segments == 3);  // t0, +20s, +40s; the +60s one is too young (60s > 100s - 60s)
   CHECK(info->first_uncleanable == offset(3));
   CHECK(info->dirty_ratio() == 1.0);
-  const auto young = test::read_file_bytes(segment_files::log(dir, offset(3)));
+  const auto young = test::read_file_bytes(partition_files::log(dir, offset(3)));
   auto st = log->compact();
   REQUIRE(st);
   CHECK(st->first_dirty_after == offset(3));
-  CHECK(test::read_file_bytes(segment_files::log(dir, offset(3))) == young);
+  CHECK(test::read_file_bytes(partition_files::log(dir, offset(3))) == young);
   auto all = read_all_full(*log);
   std::vector<std::int64_t> offs;
   for (const auto& r : all) offs.push_back(r.rec.offset);
@@ -478,13 +478,13 @@ TEST_CASE("min.compaction.lag.ms and the upper bound keep recent segments untouc
 
   SECTION("an explicit upper bound inside a segment excludes that segment") {
     clk->set(t0 + 10'000'000);
-    const auto seg4 = test::read_file_bytes(segment_files::log(dir, offset(4)));
+    const auto seg4 = test::read_file_bytes(partition_files::log(dir, offset(4)));
     compact_options co;
     co.upper_bound = offset(4);  // segments [3,4) is wholly below; [4,5) holds 4
     auto s2 = log->compact(co);
     REQUIRE(s2);
     CHECK(s2->first_dirty_after == offset(4));
-    CHECK(test::read_file_bytes(segment_files::log(dir, offset(4))) == seg4);
+    CHECK(test::read_file_bytes(partition_files::log(dir, offset(4))) == seg4);
     offs.clear();
     for (const auto& r : read_all_full(*log)) offs.push_back(r.rec.offset);
     CHECK(offs == std::vector<std::int64_t>{3, 4, 5});
@@ -622,7 +622,7 @@ TEST_CASE("recovery completes only swaps that are whole, and never the active se
     DYNAMIC_SECTION(what) {
       test::write_file_bytes(sfs::path(middle.string() + ".swap"), bytes);
       test::write_file_bytes(sfs::path(segs.back().path.string() + ".swap"), std::vector<std::byte>{});
-      test::write_file_bytes(sfs::path(segment_files::index(dir, segs[1].base_offset).string() + ".swap"), bytes);
+      test::write_file_bytes(sfs::path(partition_files::index(dir, segs[1].base_offset).string() + ".swap"), bytes);
       test::write_file_bytes(sfs::path(middle.string() + ".cleaned"), bytes);
       auto log = open_log(dir, cfg);
       CHECK(read_all_full(*log) == before);
@@ -667,7 +667,7 @@ TEST_CASE("on a compacted log a gap between segments is still a lost tail", "[st
   REQUIRE(k + 1 < segs.size());
   auto bs = test::scan_log_file(segs[k].path);
   test::cut_file(segs[k].path, bs[0].size);
-  std::filesystem::remove(segment_files::index(dir, segs[k].base_offset));
+  std::filesystem::remove(partition_files::index(dir, segs[k].base_offset));
   auto log = open_log(dir, cfg);
   CHECK(log->log_end_offset().value() == bs[0].last + 1);  // everything after the hole went
   CHECK(log->segment_count() == k + 1);

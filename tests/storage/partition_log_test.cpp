@@ -697,19 +697,19 @@ TEST_CASE("abandon leaves unflushed bytes in the files, writes no checkpoint and
   CHECK(log->recovery_point() == offset(20));
   const auto before = read_all(*log);
   const std::uint64_t bytes = log->size_bytes();
-  const std::string rp = slurp(d / partition_log::recovery_point_file);
+  const std::string rp = slurp(d / partition_files::recovery_point_checkpoint);
   CHECK(rp == "0\n1\nt 0 20\n");
 
   log->abandon();
   log->abandon();  // twice is fine
-  CHECK(slurp(d / partition_log::recovery_point_file) == rp);
+  CHECK(slurp(d / partition_files::recovery_point_checkpoint) == rp);
   CHECK(log_file_bytes(d) == bytes);  // the page cache survives a process crash
   auto late = make_batch(1);
   auto r = log->append(late);
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::closed);
   REQUIRE(log->close());  // a no-op now: still nothing written
-  CHECK(slurp(d / partition_log::recovery_point_file) == rp);
+  CHECK(slurp(d / partition_files::recovery_point_checkpoint) == rp);
 
   // The lock is free while the abandoned object still exists; the next open recovers from
   // the recovery point and finds every appended record.
@@ -807,7 +807,7 @@ TEST_CASE("truncate_fully_and_start_at empties the log and restarts it at any of
     CHECK(a.base_offset == offset(100));
     CHECK(a.last_offset == offset(102));
     REQUIRE(log->close());
-    CHECK(slurp(d / partition_log::log_start_file) == "0\n1\nt 0 100\n");
+    CHECK(slurp(d / partition_files::log_start_checkpoint) == "0\n1\nt 0 100\n");
     auto again = open_log(d);
     CHECK(again->recovery().clean);
     CHECK(again->log_start_offset() == offset(100));

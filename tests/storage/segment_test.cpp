@@ -42,12 +42,12 @@ struct fixture {
 }  // namespace
 
 TEST_CASE("segment names files by 20-digit base offset", "[storage][segment]") {
-  CHECK(segment_files::base_name(offset(0)) == "00000000000000000000");
-  CHECK(segment_files::base_name(offset(170410)) == "00000000000000170410");
-  CHECK(segment_files::parse_base("00000000000000170410") == offset(170410));
-  CHECK_FALSE(segment_files::parse_base("0000000000000017041"));
-  CHECK_FALSE(segment_files::parse_base("0000000000000017041x"));
-  CHECK_FALSE(segment_files::parse_base("99999999999999999999"));  // overflows int64
+  CHECK(partition_files::base_name(offset(0)) == "00000000000000000000");
+  CHECK(partition_files::base_name(offset(170410)) == "00000000000000170410");
+  CHECK(partition_files::parse_base("00000000000000170410") == offset(170410));
+  CHECK_FALSE(partition_files::parse_base("0000000000000017041"));
+  CHECK_FALSE(partition_files::parse_base("0000000000000017041x"));
+  CHECK_FALSE(partition_files::parse_base("99999999999999999999"));  // overflows int64
 }
 
 TEST_CASE("segment append publishes size, next offset and timestamps", "[storage][segment]") {
@@ -104,7 +104,7 @@ TEST_CASE("a segment past the recovery point, or with a bad index, is recovered"
   }
   SECTION("a last index entry pointing at the wrong batch (the open-time check covers the last entry)") {
     {
-      auto idx = segment_files::index(f.t.path(), offset(50));
+      auto idx = partition_files::index(f.t.path(), offset(50));
       auto n = fs::file_size(idx);
       REQUIRE(n >= 8);
       std::fstream io(idx, std::ios::in | std::ios::out | std::ios::binary);
@@ -116,8 +116,8 @@ TEST_CASE("a segment past the recovery point, or with a bad index, is recovered"
     CHECK(s->next_offset() == offset(110));
   }
   SECTION("a torn tail is cut at the last whole batch") {
-    auto full = fs::file_size(segment_files::log(f.t.path(), offset(50)));
-    fs::resize_file(segment_files::log(f.t.path(), offset(50)), full - 5);
+    auto full = fs::file_size(partition_files::log(f.t.path(), offset(50)));
+    fs::resize_file(partition_files::log(f.t.path(), offset(50)), full - 5);
     auto s = f.open(segment::open_kind::trusted, true);
     CHECK(f.report.bytes_truncated > 0);
     CHECK(s->was_truncated());
@@ -135,7 +135,7 @@ TEST_CASE("a damaged index found at lookup time is ignored, not trusted", "[stor
   s = f.open(segment::open_kind::trusted, false);
   // Corrupt an entry in the middle (the tail check only verifies the last one).
   {
-    std::fstream io(segment_files::index(f.t.path(), offset(50)), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream io(partition_files::index(f.t.path(), offset(50)), std::ios::in | std::ios::out | std::ios::binary);
     io.seekp(8 + 7);
     io.put('\x03');
   }

@@ -164,7 +164,7 @@ inline std::string check_closed_indexes(const sfs::path& dir) {
   std::vector<std::pair<std::int64_t, sfs::path>> logs;
   for (const auto& de : sfs::directory_iterator(dir)) {
     if (de.path().extension() != ".log") continue;
-    auto base = segment_files::parse_base(de.path().stem().string());
+    auto base = partition_files::parse_base(de.path().stem().string());
     if (!base) continue;
     logs.push_back({base->value(), de.path()});
   }
@@ -174,8 +174,8 @@ inline std::string check_closed_indexes(const sfs::path& dir) {
     auto batches = scan_log_file(lp, &valid);
     const auto log_size = sfs::file_size(lp);
     if (valid != log_size) return fmt::format("{}: {} bytes but only {} bytes of valid batches", lp.string(), log_size, valid);
-    auto ip = segment_files::index(dir, offset(base));
-    auto tp = segment_files::time_index(dir, offset(base));
+    auto ip = partition_files::index(dir, offset(base));
+    auto tp = partition_files::time_index(dir, offset(base));
     if (!sfs::exists(ip)) return fmt::format("{}: missing", ip.string());
     if (!sfs::exists(tp)) return fmt::format("{}: missing", tp.string());
     auto ib = read_file_bytes(ip);

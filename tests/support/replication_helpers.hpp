@@ -14,7 +14,7 @@
 
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_records.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 // Strong ints (offset, leader_epoch, ...) print their value in failure messages.
 namespace Catch {

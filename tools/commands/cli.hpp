@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/record.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook::cli {
 

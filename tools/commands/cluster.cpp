@@ -25,6 +25,7 @@
 #include <brook/replication/metadata_log.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/data_dir.hpp>
+#include <brook/storage/partition_files.hpp>
 
 #include "commands/commands.hpp"
 #include "commands/group_mode.hpp"
@@ -112,7 +113,7 @@ class cluster_reader {
   /// The high watermark broker `id` last checkpointed for topic-p; nullopt without a
   /// checkpoint (a broker checkpoints after its first interval or on a clean stop).
   std::optional<offset> checkpointed_hw(std::int32_t id, const std::string& topic, std::int32_t p) {
-    const fs::path file = broker_dir(id) / fmt::format("{}-{}", topic, p) / "replication-offset-checkpoint";
+    const fs::path file = broker_dir(id) / fmt::format("{}-{}", topic, p) / partition_files::replication_offset_checkpoint;
     auto lines = read_checkpoint(file, 3);
     if (!lines) return problem(lines.error()), std::nullopt;
     for (const auto& l : *lines) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <brook/storage/partition_log.hpp>
+#include <brook/storage/partition_files.hpp>
 
 #include "commands/commands.hpp"
 
@@ -122,7 +123,7 @@ std::vector<std::pair<std::string, std::uintmax_t>> fingerprint(const fs::path& 
   std::vector<std::pair<std::string, std::uintmax_t>> out;
   std::error_code ec;
   for (const auto& de : fs::directory_iterator(dir, ec)) {
-    if (de.path().extension() != ".log") continue;
+    if (de.path().extension() != partition_files::log_suffix) continue;
     std::error_code ec2;
     auto sz = de.file_size(ec2);
     out.emplace_back(de.path().filename().string(), ec2 ? 0 : sz);

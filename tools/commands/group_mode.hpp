@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/group/offset_store.hpp>
 #include <brook/storage/data_dir.hpp>
 

@@ -24,7 +24,7 @@ result<log_file_reader> log_file_reader::open(const fs::path& path) {
   r.path_ = path;
   r.file_ = std::move(*f);
   r.size_ = *sz;
-  r.base_ = segment_files::parse_base(path.stem().string());
+  r.base_ = partition_files::parse_base(path.stem().string());
   if (r.base_) r.next_ = *r.base_;
   return r;
 }

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook::cli {
 

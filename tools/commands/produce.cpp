@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include <brook/clock.hpp>
+#include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
 

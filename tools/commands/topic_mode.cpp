@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <brook/storage/topic_config.hpp>
+#include <brook/storage/partition_files.hpp>
 
 namespace brook::cli {
 
@@ -42,7 +43,7 @@ std::vector<std::pair<std::string, std::uintmax_t>> topic_fingerprint(const fs::
       continue;  // another topic, or "<topic>-<n>-delete"
     std::error_code ec2;
     for (const auto& f : fs::directory_iterator(de.path(), ec2)) {
-      if (f.path().extension() != ".log") continue;
+      if (f.path().extension() != partition_files::log_suffix) continue;
       std::error_code ec3;
       auto sz = f.file_size(ec3);
       out.emplace_back(name + "/" + f.path().filename().string(), ec3 ? 0 : sz);

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/data_dir.hpp>
 
 namespace brook::cli {

@@ -8,6 +8,7 @@
 
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/segment.hpp>
+#include <brook/storage/partition_files.hpp>
 
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"
@@ -61,8 +62,8 @@ result<scan_result> scan(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) return make_error(errc::kafka_storage_error, "{}: not a directory", dir.string());
   std::vector<brook::offset> bases;
   for (const auto& de : fs::directory_iterator(dir, ec)) {
-    if (de.path().extension() != ".log") continue;
-    if (auto b = segment_files::parse_base(de.path().stem().string())) bases.push_back(*b);
+    if (de.path().extension() != partition_files::log_suffix) continue;
+    if (auto b = partition_files::parse_base(de.path().stem().string())) bases.push_back(*b);
   }
   if (ec) return error(ec, fmt::format("list {}", dir.string()));
   if (bases.empty()) return make_error(errc::log_dir_not_found, "{}: holds no segments", dir.string());
@@ -72,7 +73,7 @@ result<scan_result> scan(const fs::path& dir) {
   std::optional<brook::offset> expected;  // where the next segment must start
   for (brook::offset base : bases) {
     ++out.segments;
-    const fs::path log_path = segment_files::log(dir, base);
+    const fs::path log_path = partition_files::log(dir, base);
     if (expected && base != *expected)
       out.problems.push_back(fmt::format("{}: segment starts at offset {} but the previous one ends at {} ({})",
                                          log_path.string(), base, *expected, base < *expected ? "overlap" : "hole"));
@@ -96,8 +97,8 @@ result<scan_result> scan(const fs::path& dir) {
     }
     expected = reader.next_offset();
     const index_check checks[] = {
-        check_offset_index(segment_files::index(dir, base), base, reader.batches(), reader.position()),
-        check_time_index(segment_files::time_index(dir, base), base, reader.batches())};
+        check_offset_index(partition_files::index(dir, base), base, reader.batches(), reader.position()),
+        check_time_index(partition_files::time_index(dir, base), base, reader.batches())};
     for (const auto& c : checks)
       for (const auto& p : c.problems) out.problems.push_back("CORRUPT_MESSAGE: " + p);
   }

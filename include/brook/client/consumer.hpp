@@ -38,10 +38,10 @@
 #include <fmt/format.h>
 
 #include <brook/client/consumer_record.hpp>
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/partition.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

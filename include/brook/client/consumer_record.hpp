@@ -20,17 +20,9 @@
 
 #include <brook/format/record.hpp>
 #include <brook/storage/log_slice.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
-
-/// A topic and partition number, ordered and hashable.
-struct topic_partition {
-  std::string topic;
-  partition_id partition{0};
-  friend auto operator<=>(const topic_partition&, const topic_partition&) = default;
-  friend bool operator==(const topic_partition&, const topic_partition&) = default;
-};
 
 /// A record copied out of the log: owns its bytes.
 struct owned_record {
@@ -114,10 +106,3 @@ class consumer_records {
 };
 
 }  // namespace brook
-
-template <>
-struct std::hash<brook::topic_partition> {
-  std::size_t operator()(const brook::topic_partition& tp) const noexcept {
-    return std::hash<std::string>{}(tp.topic) * 31 + std::hash<std::int32_t>{}(tp.partition.value());
-  }
-};

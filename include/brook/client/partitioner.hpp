@@ -50,9 +50,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include <brook/detail/assert.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/format/bytes.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

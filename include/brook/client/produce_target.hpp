@@ -16,9 +16,9 @@
 #include <span>
 #include <string>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

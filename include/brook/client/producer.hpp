@@ -54,10 +54,10 @@
 
 #include <brook/client/partitioner.hpp>
 #include <brook/client/produce_target.hpp>
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -26,7 +26,7 @@
 
 #include <brook/format/bytes.hpp>
 #include <brook/format/varint.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

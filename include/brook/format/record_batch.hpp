@@ -38,11 +38,11 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -23,13 +23,13 @@
 #include <memory>
 #include <span>
 
-#include <brook/detail/assert.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/varint.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include <brook/client/consumer_record.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

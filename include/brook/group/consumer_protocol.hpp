@@ -52,8 +52,8 @@
 #include <utility>
 #include <vector>
 
-#include <brook/detail/assert.hpp>
-#include <brook/error.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
 #include <brook/group/detail/message_codec.hpp>
 

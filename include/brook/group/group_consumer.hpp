@@ -48,7 +48,7 @@
 #include <vector>
 
 #include <brook/client/consumer.hpp>
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
 #include <brook/group/consumer_protocol.hpp>
 #include <brook/group/cooperative_sticky_assignor.hpp>

@@ -72,9 +72,9 @@
 
 #include <fmt/format.h>
 
-#include <brook/clock.hpp>
-#include <brook/client/consumer_record.hpp>
-#include <brook/error.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/types.hpp>
+#include <brook/core/result.hpp>
 #include <brook/group/consumer_protocol.hpp>
 #include <brook/group/group_state.hpp>
 #include <brook/group/offset_store.hpp>

@@ -28,8 +28,9 @@
 
 #include <fmt/format.h>
 
-#include <brook/client/consumer_record.hpp>
-#include <brook/error.hpp>
+#include <brook/core/types.hpp>
+#include <brook/format/record.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/group/offsets_topic_records.hpp>
 #include <brook/storage/data_dir.hpp>

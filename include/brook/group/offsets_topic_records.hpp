@@ -99,8 +99,8 @@
 #include <variant>
 #include <vector>
 
-#include <brook/detail/assert.hpp>
-#include <brook/error.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/result.hpp>
 #include <brook/group/detail/message_codec.hpp>
 
 namespace brook {

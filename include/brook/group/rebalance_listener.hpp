@@ -21,7 +21,7 @@
 
 #include <vector>
 
-#include <brook/client/consumer_record.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -43,12 +43,13 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/partition_replica.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/types.hpp>
+#include <brook/storage/partition_files.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -88,7 +89,6 @@ struct followed_partition {
 
 class broker {
  public:
-  static constexpr const char* high_watermark_file = "replication-offset-checkpoint";
 
   broker(const broker&) = delete;
   broker& operator=(const broker&) = delete;
@@ -386,7 +386,7 @@ class broker {
       auto key = std::pair{part.topic(), part.id().value()};
       auto it = written_hw_.find(key);
       if (it != written_hw_.end() && it->second == hw) continue;
-      BROOK_TRY(write_checkpoint(part.log().dir() / high_watermark_file,
+      BROOK_TRY(write_checkpoint(part.log().dir() / partition_files::replication_offset_checkpoint,
                                  {{part.topic(), std::to_string(part.id().value()), std::to_string(hw)}}));
       written_hw_[key] = hw;
     }
@@ -430,7 +430,7 @@ class broker {
   /// Reads a partition's replication-offset-checkpoint: its high watermark, clamped to the
   /// log end; 0 without a checkpoint. Errors: kafka_storage_error (malformed).
   static result<offset> read_high_watermark(const partition& part) {
-    const auto path = part.log().dir() / high_watermark_file;
+    const auto path = part.log().dir() / partition_files::replication_offset_checkpoint;
     auto lines = read_checkpoint(path, 3);
     if (!lines) return lines.error();
     if (lines->empty()) return offset(0);

@@ -53,15 +53,15 @@
 #include <fmt/format.h>
 
 #include <brook/client/produce_target.hpp>
-#include <brook/detail/notifier.hpp>
-#include <brook/error.hpp>
+#include <brook/core/notifier.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/replication/broker.hpp>
 #include <brook/replication/controller.hpp>
 #include <brook/replication/replica_fetcher.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -135,7 +135,7 @@ class cluster {
   }
   timestamp_ms now() const { return clock().now_ms(); }
   /// Bumped on every produce and metadata change (fetchers and consumers wait on it).
-  detail::notifier& data_notifier() noexcept { return data_; }
+  notifier& data_notifier() noexcept { return data_; }
 
   /// The broker `id` when it runs (null when stopped or crashed).
   std::shared_ptr<brook::broker> broker(std::int32_t id) const {
@@ -627,8 +627,8 @@ class cluster {
     std::vector<std::pair<offset, sfs::path>> segs;
     std::error_code ec;
     for (const auto& de : sfs::directory_iterator(dir, ec))
-      if (de.path().extension() == ".log")
-        if (auto base = segment_files::parse_base(de.path().stem().string())) segs.emplace_back(*base, de.path());
+      if (de.path().extension() == partition_files::log_suffix)
+        if (auto base = partition_files::parse_base(de.path().stem().string())) segs.emplace_back(*base, de.path());
     std::sort(segs.begin(), segs.end());
     // The segment holding rp, and the byte where rp starts in it.
     std::size_t first = 0;
@@ -709,7 +709,7 @@ class cluster {
   std::map<std::int32_t, node> nodes_;
   timestamp_ms next_shrink_check_ = 0;
   std::optional<brook::error> last_error_;
-  detail::notifier data_;
+  notifier data_;
   std::mutex step_mu_;  // serialises step(), the control thread's rounds, start() and stop()
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};

@@ -66,7 +66,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/replication/metadata_records.hpp>
 
 namespace brook {

@@ -48,14 +48,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <brook/clock.hpp>
-#include <brook/error.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/result.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_log.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/replication/replica_placement.hpp>
 #include <brook/storage/topic_config.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -47,9 +47,10 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/checkpoint_file.hpp>
-#include <brook/types.hpp>
+#include <brook/storage/partition_files.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -76,13 +77,12 @@ struct epoch_end_offset {
 class leader_epoch_cache {
  public:
   /// Kafka's LEADER_EPOCH_CHECKPOINT_FILENAME, inside the partition directory.
-  static constexpr std::string_view file_name = "leader-epoch-checkpoint";
 
   /// Loads `<partition_dir>/leader-epoch-checkpoint` (missing -> empty cache). The directory
   /// is not created; writes fail while it does not exist. Errors: kafka_storage_error with the
   /// file and line for a malformed or non-monotonic file.
   static result<std::unique_ptr<leader_epoch_cache>> open(const fs::path& partition_dir) {
-    fs::path path = partition_dir / file_name;
+    fs::path path = partition_dir / partition_files::leader_epoch_checkpoint;
     auto lines = read_checkpoint(path, 2);
     if (!lines) return lines.error();
     std::vector<epoch_entry> entries;

@@ -125,89 +125,11 @@
 
 #include <fmt/format.h>
 
-#include <brook/detail/assert.hpp>
-#include <brook/error.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/group/detail/message_codec.hpp>
-
-namespace brook {
-
-/// Kafka's Uuid (topic ids, incarnation ids): 128 bits, written most significant byte first.
-struct uuid {
-  std::array<std::uint8_t, 16> bytes{};
-
-  static constexpr uuid from_parts(std::uint64_t msb, std::uint64_t lsb) noexcept {
-    uuid u;
-    for (int i = 0; i < 8; ++i) {
-      u.bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(msb >> (56 - 8 * i));
-      u.bytes[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(lsb >> (56 - 8 * i));
-    }
-    return u;
-  }
-  constexpr std::uint64_t msb() const noexcept { return part(0); }
-  constexpr std::uint64_t lsb() const noexcept { return part(8); }
-  constexpr bool is_zero() const noexcept { return msb() == 0 && lsb() == 0; }
-  /// Kafka's reserved ids: ZERO_UUID and METADATA_TOPIC_ID (00..01).
-  constexpr bool is_reserved() const noexcept { return msb() == 0 && lsb() <= 1; }
-
-  /// A random version-4 UUID from `rng` (any 64-bit URBG such as std::mt19937_64),
-  /// never reserved and never one whose text starts with '-' (as Uuid.randomUuid).
-  template <typename Rng>
-  static uuid random(Rng& rng) {
-    for (;;) {
-      std::uint64_t hi = static_cast<std::uint64_t>(rng());
-      std::uint64_t lo = static_cast<std::uint64_t>(rng());
-      hi = (hi & ~0xf000ULL) | 0x4000ULL;              // version 4
-      lo = (lo & ~(0xc0ULL << 56)) | (0x80ULL << 56);  // IETF variant
-      uuid u = from_parts(hi, lo);
-      if (!u.is_reserved() && (u.bytes[0] >> 2) != 62) return u;  // base64 char 62 is '-'
-    }
-  }
-
-  /// Kafka's text form (Uuid.toString): URL-safe base64 without padding, 22 characters.
-  std::string to_string() const {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    std::uint32_t acc = 0;
-    int bits = 0;
-    for (std::uint8_t b : bytes) {
-      acc = (acc << 8) | b;
-      bits += 8;
-      while (bits >= 6) {
-        bits -= 6;
-        out += alphabet[(acc >> bits) & 0x3f];
-      }
-    }
-    if (bits > 0) out += alphabet[(acc << (6 - bits)) & 0x3f];
-    return out;
-  }
-
-  friend constexpr auto operator<=>(const uuid&, const uuid&) = default;
-
- private:
-  constexpr std::uint64_t part(std::size_t at) const noexcept {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | bytes[at + i];
-    return v;
-  }
-};
-
-}  // namespace brook
-
-template <>
-struct std::hash<brook::uuid> {
-  std::size_t operator()(const brook::uuid& u) const noexcept {
-    return std::hash<std::uint64_t>()(u.msb() ^ (u.lsb() * 0x9e3779b97f4a7c15ULL));
-  }
-};
-
-template <>
-struct fmt::formatter<brook::uuid> : fmt::formatter<std::string_view> {
-  template <typename Ctx>
-  auto format(const brook::uuid& u, Ctx& ctx) const {
-    return fmt::formatter<std::string_view>::format(u.to_string(), ctx);
-  }
-};
 
 namespace brook::metadata {
 

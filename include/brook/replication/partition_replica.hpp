@@ -57,13 +57,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/replication/leader_epoch_cache.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/partition.hpp>
 #include <brook/storage/partition_log.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -123,22 +123,22 @@ struct truncation_state {
 
 class partition_replica {
  public:
-  /// A replica of `part` on broker `broker_id`, with its leader-epoch-checkpoint in the log's
+  /// A replica of `part` on broker `id`, with its leader-epoch-checkpoint in the log's
   /// directory. Entries at or past the log end are dropped, as Kafka does on load. Starts with
   /// no role. Errors: the cache's (kafka_storage_error for a malformed file, OS errors).
-  static result<std::unique_ptr<partition_replica>> open(std::int32_t broker_id, std::shared_ptr<partition> part,
+  static result<std::unique_ptr<partition_replica>> open(std::int32_t id, std::shared_ptr<partition> part,
                                                          replica_config cfg = {}) {
     auto cache = leader_epoch_cache::open(part->log().dir());
     if (!cache) return cache.error();
-    return open(broker_id, std::move(part), std::move(*cache), cfg);
+    return open(id, std::move(part), std::move(*cache), cfg);
   }
 
   /// Same with a given cache (e.g. leader_epoch_cache::in_memory()).
-  static result<std::unique_ptr<partition_replica>> open(std::int32_t broker_id, std::shared_ptr<partition> part,
+  static result<std::unique_ptr<partition_replica>> open(std::int32_t id, std::shared_ptr<partition> part,
                                                          std::unique_ptr<leader_epoch_cache> cache,
                                                          replica_config cfg = {}) {
     BROOK_TRY(cache->truncate_from_end(part->log_end_offset()));
-    return std::unique_ptr<partition_replica>(new partition_replica(broker_id, std::move(part), std::move(cache), cfg));
+    return std::unique_ptr<partition_replica>(new partition_replica(id, std::move(part), std::move(cache), cfg));
   }
 
   partition_replica(const partition_replica&) = delete;
@@ -565,9 +565,9 @@ class partition_replica {
   }
 
  private:
-  partition_replica(std::int32_t broker_id, std::shared_ptr<partition> part, std::unique_ptr<leader_epoch_cache> cache,
+  partition_replica(std::int32_t id, std::shared_ptr<partition> part, std::unique_ptr<leader_epoch_cache> cache,
                     replica_config cfg)
-      : broker_id_(broker_id), part_(std::move(part)), cache_(std::move(cache)), cfg_(cfg) {}
+      : broker_id_(id), part_(std::move(part)), cache_(std::move(cache)), cfg_(cfg) {}
 
   static bool contains(const std::vector<std::int32_t>& v, std::int32_t x) {
     return std::find(v.begin(), v.end(), x) != v.end();

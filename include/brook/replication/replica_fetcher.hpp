@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include <brook/detail/notifier.hpp>
-#include <brook/error.hpp>
+#include <brook/core/notifier.hpp>
+#include <brook/core/result.hpp>
 #include <brook/replication/broker.hpp>
 #include <brook/replication/partition_replica.hpp>
 
@@ -127,7 +127,7 @@ class replica_fetcher {
 
   /// Runs rounds until `stop` is set (then wake `data` so it notices). A round with fewer
   /// than min_bytes waits for `data` to move, up to wait_max.
-  void run(const std::atomic<bool>& stop, detail::notifier& data) {
+  void run(const std::atomic<bool>& stop, notifier& data) {
     while (!stop.load(std::memory_order_acquire)) {
       const auto seen = data.sequence();
       auto r = step();

@@ -50,8 +50,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include <brook/error.hpp>
-#include <brook/types.hpp>
+#include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -25,7 +25,7 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/storage/file.hpp>
 

@@ -38,9 +38,9 @@
 
 #include <fmt/format.h>
 
-#include <brook/clock.hpp>
-#include <brook/detail/notifier.hpp>
-#include <brook/error.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/notifier.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/partition.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -92,7 +92,7 @@ class data_dir {
   bool read_only() const noexcept { return opts_.read_only; }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return opts_.defaults.clock; }
   /// Bumped on every append that moves a high watermark, and on topic changes.
-  detail::notifier& notifier() noexcept { return *notify_; }
+  brook::notifier& notifier() noexcept { return *notify_; }
   /// Bumped on every topic change (create, grow, delete): clients re-read metadata when it moves.
   std::uint64_t metadata_version() const noexcept { return meta_version_.load(std::memory_order_acquire); }
 
@@ -313,7 +313,7 @@ class data_dir {
   };
 
   data_dir(fs::path dir, data_dir_options opts)
-      : dir_(std::move(dir)), opts_(std::move(opts)), notify_(std::make_shared<detail::notifier>()) {}
+      : dir_(std::move(dir)), opts_(std::move(opts)), notify_(std::make_shared<brook::notifier>()) {}
 
   /// Marks a topic whose deletion is under way in the topic-configs file.
   static constexpr const char* deleting_key = "brook.deleting";
@@ -495,7 +495,7 @@ class data_dir {
 
   const fs::path dir_;
   const data_dir_options opts_;
-  std::shared_ptr<detail::notifier> notify_;
+  std::shared_ptr<brook::notifier> notify_;
   file_handle lock_;
   mutable std::shared_mutex mu_;  // guards topics_ and closed_
   std::map<std::string, topic_state> topics_;

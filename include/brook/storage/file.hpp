@@ -27,7 +27,7 @@
 #include <string>
 #include <utility>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 
 namespace brook {
 

@@ -98,7 +98,7 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/varint.hpp>
 #include <brook/storage/file.hpp>
@@ -106,7 +106,7 @@
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/segment.hpp>
 #include <brook/storage/time_index.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -266,8 +266,8 @@ class cleaned_segment_writer {
     std::size_t est =
         static_cast<std::size_t>(2 * source_bytes / std::max<std::uint32_t>(cfg_.index_interval_bytes, 1) + 4);
     std::size_t cap = std::max(static_cast<std::size_t>(cfg_.segment_index_bytes), est * time_index::entry_size);
-    BROOK_TRY(oindex_.open(with_suffix(segment_files::index(dir_, base_), ".cleaned"), cap, mode::fresh));
-    BROOK_TRY(tindex_.open(with_suffix(segment_files::time_index(dir_, base_), ".cleaned"), cap, mode::fresh));
+    BROOK_TRY(oindex_.open(with_suffix(partition_files::index(dir_, base_), ".cleaned"), cap, mode::fresh));
+    BROOK_TRY(tindex_.open(with_suffix(partition_files::time_index(dir_, base_), ".cleaned"), cap, mode::fresh));
     buf_.reserve(buffer_bytes);
     return ok();
   }
@@ -303,13 +303,13 @@ class cleaned_segment_writer {
     log_.reset();
     std::error_code ec;
     fs::remove(log_path(), ec);
-    fs::remove(with_suffix(segment_files::index(dir_, base_), ".cleaned"), ec);
-    fs::remove(with_suffix(segment_files::time_index(dir_, base_), ".cleaned"), ec);
+    fs::remove(with_suffix(partition_files::index(dir_, base_), ".cleaned"), ec);
+    fs::remove(with_suffix(partition_files::time_index(dir_, base_), ".cleaned"), ec);
     open_ = false;
   }
 
   std::uint64_t size() const noexcept { return size_; }
-  fs::path log_path() const { return with_suffix(segment_files::log(dir_, base_), ".cleaned"); }
+  fs::path log_path() const { return with_suffix(partition_files::log(dir_, base_), ".cleaned"); }
 
  private:
   static constexpr std::size_t buffer_bytes = 1 << 20;
@@ -495,8 +495,8 @@ inline result<void> commit_cleaned_segment(const fs::path& dir, offset base,
     if (ec) return error(ec, fmt::format("rename {} to {}", from.string(), to.string()));
     return ok();
   };
-  const fs::path files[] = {segment_files::index(dir, base), segment_files::time_index(dir, base),
-                            segment_files::log(dir, base)};  // the log last in both rounds
+  const fs::path files[] = {partition_files::index(dir, base), partition_files::time_index(dir, base),
+                            partition_files::log(dir, base)};  // the log last in both rounds
   for (const auto& f : files) BROOK_TRY(rename(with_suffix(f, ".cleaned"), with_suffix(f, ".swap")));
   BROOK_TRY(sync_directory(dir));
   BROOK_TRY(step(clean_step::swap_committed));
@@ -544,9 +544,9 @@ inline result<std::vector<fs::path>> complete_log_swaps(const fs::path& dir, con
       continue;
     }
     std::error_code ec;
-    fs::remove(segment_files::index(dir, base), ec);  // old or new: rebuilt from the log either way
-    fs::remove(segment_files::time_index(dir, base), ec);
-    fs::rename(path, segment_files::log(dir, base), ec);
+    fs::remove(partition_files::index(dir, base), ec);  // old or new: rebuilt from the log either way
+    fs::remove(partition_files::time_index(dir, base), ec);
+    fs::rename(path, partition_files::log(dir, base), ec);
     if (ec) return error(ec, fmt::format("rename {}", path.string()));
     BROOK_TRY(sync_directory(dir));
     report.clean = false;

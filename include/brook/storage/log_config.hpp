@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include <brook/clock.hpp>
-#include <brook/error.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 
 namespace brook {

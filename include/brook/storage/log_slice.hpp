@@ -20,10 +20,10 @@
 #include <span>
 #include <type_traits>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <filesystem>
 
-#include <brook/detail/index_file.hpp>
-#include <brook/error.hpp>
+#include <brook/storage/detail/index_file.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -14,17 +14,17 @@
 #include <string>
 #include <utility>
 
-#include <brook/detail/notifier.hpp>
-#include <brook/error.hpp>
+#include <brook/core/notifier.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/partition_log.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
 class partition {
  public:
   partition(std::string topic, partition_id id, std::unique_ptr<partition_log> log,
-            std::shared_ptr<detail::notifier> notify)
+            std::shared_ptr<notifier> notify)
       : topic_(std::move(topic)), id_(id), log_(std::move(log)), notify_(std::move(notify)) {
     hw_.store(log_->log_end_offset().value(), std::memory_order_release);
   }
@@ -72,7 +72,7 @@ class partition {
   std::string topic_;
   partition_id id_;
   std::unique_ptr<partition_log> log_;
-  std::shared_ptr<detail::notifier> notify_;
+  std::shared_ptr<notifier> notify_;
   std::atomic<std::int64_t> hw_{0};
 };
 

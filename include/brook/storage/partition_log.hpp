@@ -62,8 +62,8 @@
 
 #include <fmt/format.h>
 
-#include <brook/clock.hpp>
-#include <brook/error.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/file.hpp>
@@ -71,7 +71,7 @@
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -123,10 +123,6 @@ struct segment_info {
 
 class partition_log {
  public:
-  static constexpr const char* recovery_point_file = "recovery-point-offset-checkpoint";
-  static constexpr const char* log_start_file = "log-start-offset-checkpoint";
-  static constexpr const char* cleaner_offset_file = "cleaner-offset-checkpoint";
-
   partition_log(const partition_log&) = delete;
   partition_log& operator=(const partition_log&) = delete;
   ~partition_log() { (void)close(); }
@@ -711,7 +707,7 @@ class partition_log {
 
   result<void> write_cleaner_checkpoint(std::int64_t v) {
     auto [topic, part] = topic_partition_of(dir_);
-    BROOK_TRY(write_checkpoint(dir_ / cleaner_offset_file, {{topic, std::to_string(part), std::to_string(v)}}));
+    BROOK_TRY(write_checkpoint(dir_ / partition_files::cleaner_offset_checkpoint, {{topic, std::to_string(part), std::to_string(v)}}));
     cleaner_ckpt_ = v;
     return ok();
   }
@@ -864,12 +860,12 @@ class partition_log {
     // log costs no fsync (a data directory with many idle partitions opens and closes fast).
     const std::int64_t rp = recovery_point().value();
     if (rp != rp_ckpt_) {
-      BROOK_TRY(write_checkpoint(dir_ / recovery_point_file, {{topic, std::to_string(part), std::to_string(rp)}}));
+      BROOK_TRY(write_checkpoint(dir_ / partition_files::recovery_point_checkpoint, {{topic, std::to_string(part), std::to_string(rp)}}));
       rp_ckpt_ = rp;
     }
     const std::int64_t ls = log_start_offset().value();
     if (ls != ls_ckpt_) {
-      BROOK_TRY(write_checkpoint(dir_ / log_start_file, {{topic, std::to_string(part), std::to_string(ls)}}));
+      BROOK_TRY(write_checkpoint(dir_ / partition_files::log_start_checkpoint, {{topic, std::to_string(part), std::to_string(ls)}}));
       ls_ckpt_ = ls;
     }
     return ok();
@@ -923,38 +919,34 @@ class partition_log {
     std::vector<std::pair<offset, fs::path>> log_swaps;
     for (const auto& de : fs::directory_iterator(dir_, ec)) {
       const fs::path& p = de.path();
-      std::string name = p.filename().string();
-      std::string ext = p.extension().string();
-      std::string stem = p.stem().string();
-      if (name == recovery_point_file || name == log_start_file || name == cleaner_offset_file ||
-          name == "leader-epoch-checkpoint" || name == "replication-offset-checkpoint" ||
-          name == "partition.metadata")
-        continue;
-      if (name == std::string(recovery_point_file) + ".tmp" || name == std::string(log_start_file) + ".tmp" ||
-          name == std::string(cleaner_offset_file) + ".tmp" || name == "leader-epoch-checkpoint.tmp" ||
-          name == "replication-offset-checkpoint.tmp") {
-        // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
-        if (!opts_.read_only) {
-          report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
-          fs::remove(p, ec);
-        }
-        continue;
-      }
-      auto base = segment_files::parse_base(stem);
-      if (base && ext == ".log" && de.is_regular_file()) {
-        bases.push_back(*base);
-        continue;
-      }
-      if (base && (ext == ".index" || ext == ".timeindex" || ext == ".txnindex" || ext == ".snapshot")) continue;
-      if (ext == ".swap" && fs::path(stem).extension() == ".log") {
-        if (auto b = segment_files::parse_base(fs::path(stem).stem().string())) {
-          log_swaps.emplace_back(*b, p);  // the cleaner's commit point: maybe completed below
+      const std::string name = p.filename().string();
+      const partition_file f = partition_files::classify(name);
+      using kind = partition_file_kind;
+      switch (f.kind) {
+        case kind::segment_log:
+          if (!de.is_regular_file()) break;  // a directory called <base>.log: foreign
+          bases.push_back(*f.base);
           continue;
-        }
-      }
-      if (ext == ".swap" || ext == ".cleaned" || ext == ".deleted") {
-        orphans.push_back(p);  // leftovers of an interrupted swap or delete
-        continue;
+        case kind::segment_index:
+        case kind::segment_time_index:
+        case kind::kafka_only:
+        case kind::checkpoint:
+          continue;
+        case kind::checkpoint_tmp:
+          // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
+          if (!opts_.read_only) {
+            report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
+            fs::remove(p, ec);
+          }
+          continue;
+        case kind::log_swap:
+          log_swaps.emplace_back(*f.base, p);  // the cleaner's commit point: maybe completed below
+          continue;
+        case kind::leftover:
+          orphans.push_back(p);  // leftovers of an interrupted swap or delete
+          continue;
+        case kind::foreign:
+          break;
       }
       return make_error(errc::kafka_storage_error,
                         "{}: unexpected file '{}' in a partition directory (not a segment, index or checkpoint)",
@@ -970,25 +962,23 @@ class partition_log {
 
     // Index files without a log are dropped; they would be rebuilt anyway.
     for (const auto& de : fs::directory_iterator(dir_, ec)) {
-      const fs::path& p = de.path();
-      std::string ext = p.extension().string();
-      auto base = segment_files::parse_base(p.stem().string());
-      if (base && (ext == ".index" || ext == ".timeindex") &&
-          !std::binary_search(bases.begin(), bases.end(), *base))
-        orphans.push_back(p);
+      const partition_file f = partition_files::classify(de.path().filename().string());
+      if ((f.kind == partition_file_kind::segment_index || f.kind == partition_file_kind::segment_time_index) &&
+          !std::binary_search(bases.begin(), bases.end(), *f.base))
+        orphans.push_back(de.path());
     }
     for (const auto& p : orphans) {
       report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
       if (!opts_.read_only) fs::remove(p, ec);
     }
 
-    auto rp = read_offset_file(dir_ / recovery_point_file);
+    auto rp = read_offset_file(dir_ / partition_files::recovery_point_checkpoint);
     if (!rp) return rp.error();
-    auto ls = read_offset_file(dir_ / log_start_file);
+    auto ls = read_offset_file(dir_ / partition_files::log_start_checkpoint);
     if (!ls) return ls.error();
     rp_ckpt_ = rp->value_or(offset(-1)).value();
     ls_ckpt_ = ls->value_or(offset(-1)).value();
-    auto cl = read_offset_file(dir_ / cleaner_offset_file);
+    auto cl = read_offset_file(dir_ / partition_files::cleaner_offset_checkpoint);
     if (!cl) return cl.error();
     cleaner_ckpt_ = cl->value_or(offset(-1)).value();
     first_dirty_.store(cl->value_or(offset(0)).value(), std::memory_order_release);
@@ -1016,7 +1006,7 @@ class partition_log {
         report_.clean = false;
         ++report_.segments_deleted;
         report_.events.push_back(
-            fmt::format("{}: deleted, it follows a truncated segment", segment_files::log(dir_, base).string()));
+            fmt::format("{}: deleted, it follows a truncated segment", partition_files::log(dir_, base).string()));
         if (!opts_.read_only) segment::remove_files(dir_, base);
         continue;
       }
@@ -1025,7 +1015,7 @@ class partition_log {
         cut = true;
         --i;
         report_.events.push_back(fmt::format("{}: previous segment ends at offset {}, not at its base {}",
-                                             segment_files::log(dir_, base).string(), expected, base));
+                                             partition_files::log(dir_, base).string(), expected, base));
         continue;
       }
       const bool is_last = i + 1 == bases.size();

@@ -36,14 +36,15 @@
 
 #include <fmt/format.h>
 
-#include <brook/detail/index_file.hpp>
-#include <brook/error.hpp>
+#include <brook/storage/detail/index_file.hpp>
+#include <brook/core/result.hpp>
+#include <brook/storage/partition_files.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/time_index.hpp>
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -60,24 +61,6 @@ struct recovery_report {
   std::vector<std::string> events;    ///< one human line per action, with file and byte
 };
 
-/// File naming of segments.
-struct segment_files {
-  static std::string base_name(offset base) { return fmt::format("{:020d}", base.value()); }
-  static fs::path log(const fs::path& dir, offset base) { return dir / (base_name(base) + ".log"); }
-  static fs::path index(const fs::path& dir, offset base) { return dir / (base_name(base) + ".index"); }
-  static fs::path time_index(const fs::path& dir, offset base) { return dir / (base_name(base) + ".timeindex"); }
-  /// The base offset named by a 20-digit file stem, if it is one.
-  static std::optional<offset> parse_base(std::string_view stem) {
-    if (stem.size() != 20) return std::nullopt;
-    std::int64_t v = 0;
-    for (char c : stem) {
-      if (c < '0' || c > '9') return std::nullopt;
-      if (v > (std::numeric_limits<std::int64_t>::max() - (c - '0')) / 10) return std::nullopt;
-      v = v * 10 + (c - '0');
-    }
-    return offset(v);
-  }
-};
 
 namespace detail {
 
@@ -279,9 +262,9 @@ class segment {
   /// Bytes stay readable through existing mappings until the last reader lets go.
   static void remove_files(const fs::path& dir, offset base) {
     std::error_code ec;
-    fs::remove(segment_files::log(dir, base), ec);
-    fs::remove(segment_files::index(dir, base), ec);
-    fs::remove(segment_files::time_index(dir, base), ec);
+    fs::remove(partition_files::log(dir, base), ec);
+    fs::remove(partition_files::index(dir, base), ec);
+    fs::remove(partition_files::time_index(dir, base), ec);
   }
 
  private:
@@ -291,7 +274,7 @@ class segment {
         config_(a.config),
         writable_(a.writable),
         active_(a.active && a.writable),
-        log_path_(segment_files::log(a.dir, a.base)),
+        log_path_(partition_files::log(a.dir, a.base)),
         oindex_(a.base),
         tindex_(a.base),
         next_offset_(a.base.value()),
@@ -327,8 +310,8 @@ class segment {
 
   result<void> open_indexes(detail::index_file::mode m) {
     std::size_t cap = active_ ? static_cast<std::size_t>(config_->segment_index_bytes) : 0;
-    BROOK_TRY(oindex_.open(segment_files::index(dir_, base_), cap, m));
-    BROOK_TRY(tindex_.open(segment_files::time_index(dir_, base_), cap, m));
+    BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, m));
+    BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, m));
     return ok();
   }
 
@@ -336,7 +319,7 @@ class segment {
   /// offset-index entry to the end of the file. Returns false when anything is off.
   result<bool> try_trusted(std::uint64_t file_size, recovery_report& report) {
     std::error_code ec;
-    if (!fs::exists(segment_files::index(dir_, base_), ec) || !fs::exists(segment_files::time_index(dir_, base_), ec)) {
+    if (!fs::exists(partition_files::index(dir_, base_), ec) || !fs::exists(partition_files::time_index(dir_, base_), ec)) {
       report.events.push_back(fmt::format("{}: index file missing", log_path_.string()));
       return false;
     }
@@ -417,16 +400,16 @@ class segment {
     // Fresh index files are new inodes: remove first so no older mapping is truncated under a reader.
     if (writable_) {
       std::error_code ec;
-      fs::remove(segment_files::index(dir_, base_), ec);
-      fs::remove(segment_files::time_index(dir_, base_), ec);
+      fs::remove(partition_files::index(dir_, base_), ec);
+      fs::remove(partition_files::time_index(dir_, base_), ec);
     }
     std::size_t saved_cap = static_cast<std::size_t>(config_->segment_index_bytes);
     {
       // Size the rebuilt indexes for the file at hand (sealed segments are trimmed after).
       std::size_t est = static_cast<std::size_t>(file_size / std::max<std::uint32_t>(config_->index_interval_bytes, 1) + 2);
       std::size_t cap = std::max(saved_cap, est * time_index::entry_size);
-      BROOK_TRY(oindex_.open(segment_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
-      BROOK_TRY(tindex_.open(segment_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+      BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+      BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
     }
     std::uint64_t pos = 0;
     offset next = base_;

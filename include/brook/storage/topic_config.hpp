@@ -25,7 +25,7 @@
 
 #include <fmt/format.h>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/log_config.hpp>
 
 namespace brook {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <brook/detail/assert.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/group/assignor.hpp>
 
 namespace brook::detail {

@@ -31,8 +31,8 @@
 #include <string_view>
 #include <vector>
 
-#include <brook/detail/assert.hpp>
-#include <brook/error.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
 
 namespace brook::detail {

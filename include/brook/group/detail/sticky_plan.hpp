@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <brook/detail/assert.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/group/assignor.hpp>
 #include <brook/group/detail/member_order.hpp>
 

@@ -1,4 +1,4 @@
-// Error codes, the error type and result<T>.
+// Error codes and the error type. result<T> is in core/result.hpp.
 //
 // brook::errc mirrors Apache Kafka's protocol error codes (same names in
 // snake_case, same numbers) so a custom broker built on brook can put them on
@@ -20,11 +20,9 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include <fmt/format.h>
 
-#include <brook/detail/assert.hpp>
 
 namespace brook {
 
@@ -186,6 +184,7 @@ class error {
     if (code_.category() != error_category()) return message_;
     return code_.message() + ": " + message_;
   }
+  /// True when the code is `c` (so `e != errc::timeout` works too).
   friend bool operator==(const error& e, errc c) noexcept { return e.code_ == make_error_code(c); }
 
  private:
@@ -206,75 +205,22 @@ error make_system_error(int err, fmt::format_string<Args...> f, Args&&... args) 
   return error(ec, fmt::format(f, std::forward<Args>(args)...) + ": " + ec.message());
 }
 
-/// Tag for constructing a failed result: `return unexpected(make_error(...))`.
-struct unexpected {
-  explicit unexpected(error e) : err(std::move(e)) {}
-  error err;
-};
-
-/// A value or an error, shaped like std::expected<T, brook::error>.
-template <typename T>
-class [[nodiscard]] result {
- public:
-  using value_type = T;
-  template <typename U = T, typename = std::enable_if_t<std::is_constructible_v<T, U&&>>>
-  result(U&& v) : v_(std::in_place_index<0>, std::forward<U>(v)) {}  // NOLINT: implicit like expected
-  result(unexpected u) : v_(std::in_place_index<1>, std::move(u.err)) {}  // NOLINT
-  result(brook::error e) : v_(std::in_place_index<1>, std::move(e)) {}          // NOLINT
-
-  bool has_value() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return has_value(); }
-
-  T& value() & { check(); return std::get<0>(v_); }
-  const T& value() const& { check(); return std::get<0>(v_); }
-  T&& value() && { check(); return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-  const brook::error& error() const& {
-    BROOK_ASSERT(!has_value(), "result::error() on a value");
-    return std::get<1>(v_);
-  }
-
- private:
-  void check() const {
-    BROOK_ASSERT(has_value(), "result::value() on an error: {}", std::get<1>(v_).to_string());
-  }
-  std::variant<T, brook::error> v_;
-};
-
-/// result<void>: success or an error.
-template <>
-class [[nodiscard]] result<void> {
- public:
-  result() = default;
-  result(unexpected u) : err_(std::move(u.err)), ok_(false) {}  // NOLINT
-  result(brook::error e) : err_(std::move(e)), ok_(false) {}           // NOLINT
-
-  bool has_value() const noexcept { return ok_; }
-  explicit operator bool() const noexcept { return ok_; }
-  void value() const { BROOK_ASSERT(ok_, "result<void>::value() on an error: {}", err_.to_string()); }
-  const brook::error& error() const& {
-    BROOK_ASSERT(!ok_, "result::error() on a value");
-    return err_;
-  }
-
- private:
-  brook::error err_;
-  bool ok_ = true;
-};
-
-/// Success for result<void>.
-inline result<void> ok() { return {}; }
-
 }  // namespace brook
 
-/// Evaluates a result-returning expression; returns its error from the enclosing function.
-#define BROOK_TRY(expr)                                         \
-  do {                                                          \
-    if (auto brook_try_r_ = (expr); !brook_try_r_.has_value())  \
-      return ::brook::unexpected(brook_try_r_.error());         \
-  } while (0)
+/// `{}` prints error::to_string(): "CORRUPT_MESSAGE: <message>".
+template <>
+struct fmt::formatter<brook::error> : fmt::formatter<std::string_view> {
+  template <typename Ctx>
+  auto format(const brook::error& e, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(e.to_string(), ctx);
+  }
+};
+
+/// `{}` prints Kafka's name of the code: "CORRUPT_MESSAGE".
+template <>
+struct fmt::formatter<brook::errc> : fmt::formatter<std::string_view> {
+  template <typename Ctx>
+  auto format(brook::errc e, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(brook::errc_name(e), ctx);
+  }
+};

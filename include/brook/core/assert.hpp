@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -18,8 +19,9 @@ namespace brook::detail {
 }
 }  // namespace brook::detail
 
-#define BROOK_ASSERT(cond, ...)                                                                   \
-  do {                                                                                            \
-    if (!(cond)) [[unlikely]]                                                                     \
-      ::brook::detail::assert_fail(#cond, __FILE__, __LINE__, ::fmt::format(__VA_ARGS__));        \
+/// Aborts with the condition, the place and a fmt-formatted message when `cond` is false.
+#define BROOK_ASSERT(cond, ...)                                                            \
+  do {                                                                                     \
+    if (!(cond)) [[unlikely]]                                                              \
+      ::brook::detail::assert_fail(#cond, __FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
   } while (0)

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace brook::detail {
+namespace brook {
 
 class notifier {
  public:
@@ -45,4 +45,4 @@ class notifier {
   std::condition_variable cv_;
 };
 
-}  // namespace brook::detail
+}  // namespace brook

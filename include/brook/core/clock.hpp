@@ -13,7 +13,7 @@
 #include <chrono>
 #include <memory>
 
-#include <brook/types.hpp>
+#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -22,7 +22,7 @@
 #include <filesystem>
 #include <memory>
 
-#include <brook/error.hpp>
+#include <brook/core/result.hpp>
 #include <brook/storage/file.hpp>
 
 namespace brook::detail {

@@ -1,0 +1,179 @@
+# Checks that brook's #include arrows only go down the layers of docs/design.md.
+#
+#   cmake -DROOT=<source tree> -P check_includes.cmake
+#   cmake -DROOT=<tree> -DDESIGN=<design.md> -DEXPECTED=<file> -P check_includes.cmake
+#
+# The layers, bottom first, are the rows of the table under "## Layers" in
+# ROOT/docs/design.md (or DESIGN) whose second cell is a directory: "| core | `core/` | ...".
+# Rules, for every header under ROOT/include/brook:
+#   - it lives in a listed layer directory, or at the top (brook.hpp, version.hpp);
+#   - it includes brook headers as <brook/...>, never "...";
+#   - a layer header includes headers of its own layer or lower ones, and of the top
+#     only <brook/version.hpp>;
+#   - a header includes <brook/L/detail/...> only from layer L;
+# and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header.
+#
+# Without EXPECTED it prints every violation and fails if there is one not in
+# known_violations below, or if a known one no longer happens (the list only shrinks).
+# With EXPECTED (the self-test over tests/layering/fixture) the violations found must be
+# exactly the lines of that file, so the check is shown to catch each kind.
+
+# "includer -> included" (paths below include/brook/) that are still to be fixed, each
+# with the step of issue 10 that removes it.
+set(known_violations
+  # replication's metadata records read Kafka's primitives with group's codec until there
+  # is one Kafka codec (issue 10, section 2).
+  "replication/metadata_records.hpp -> group/detail/message_codec.hpp"
+)
+
+if(NOT DEFINED ROOT)
+  message(FATAL_ERROR "check_includes.cmake: pass -DROOT=<source tree>")
+endif()
+get_filename_component(ROOT "${ROOT}" ABSOLUTE)
+if(NOT DEFINED DESIGN)
+  set(DESIGN "${ROOT}/docs/design.md")
+endif()
+
+# --- the layer table ---------------------------------------------------------------
+file(READ "${DESIGN}" design_text)
+string(FIND "${design_text}" "\n## Layers" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "${DESIGN}: no '## Layers' section")
+endif()
+string(SUBSTRING "${design_text}" ${begin} -1 section)
+string(SUBSTRING "${section}" 1 -1 section)
+string(FIND "${section}" "\n## " end)
+if(NOT end EQUAL -1)
+  string(SUBSTRING "${section}" 0 ${end} section)
+endif()
+string(REGEX MATCHALL "\n\\| [^|\n]+ \\| `[a-z_]+/` \\|" rows "${section}")
+set(layers "")
+foreach(row IN LISTS rows)
+  string(REGEX REPLACE ".*`([a-z_]+)/`.*" "\\1" dir "${row}")
+  list(APPEND layers "${dir}")
+endforeach()
+list(LENGTH layers layer_count)
+if(layer_count LESS 2)
+  message(FATAL_ERROR "${DESIGN}: the layer table lists ${layer_count} layer directories")
+endif()
+
+set(found "")
+macro(violation text)
+  list(APPEND found "${text}")
+endmacro()
+
+# Layer directory of a path below include/brook/ ("top" for a file directly there).
+function(layer_of path out)
+  if(path MATCHES "^([^/]+)/")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    set(${out} "top" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# --- headers -----------------------------------------------------------------------
+file(GLOB_RECURSE headers RELATIVE "${ROOT}/include/brook" "${ROOT}/include/brook/*.hpp")
+list(SORT headers)
+foreach(h IN LISTS headers)
+  layer_of("${h}" from)
+  if(NOT from STREQUAL "top")
+    list(FIND layers "${from}" from_rank)
+    if(from_rank EQUAL -1)
+      violation("${h}: in directory ${from}/, which the layer table does not list")
+      continue()
+    endif()
+  endif()
+  file(STRINGS "${ROOT}/include/brook/${h}" lines REGEX "^[ \t]*#[ \t]*include")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
+      violation("${h} -> ${CMAKE_MATCH_1}: a quoted include (use <brook/...>)")
+      continue()
+    endif()
+    if(NOT line MATCHES "#[ \t]*include[ \t]*<brook/([^>]+)>")
+      continue()
+    endif()
+    set(to_path "${CMAKE_MATCH_1}")
+    layer_of("${to_path}" to)
+    if(from STREQUAL "top")
+      if(to_path MATCHES "/detail/")
+        violation("${h} -> ${to_path}: the top includes a detail/ header")
+      endif()
+      continue()
+    endif()
+    if(to STREQUAL "top")
+      if(NOT to_path STREQUAL "version.hpp")
+        violation("${h} -> ${to_path}: a layer header includes a top-level header")
+      endif()
+      continue()
+    endif()
+    list(FIND layers "${to}" to_rank)
+    if(to_rank EQUAL -1)
+      violation("${h} -> ${to_path}: ${to}/ is not in the layer table")
+    elseif(to_rank GREATER from_rank)
+      violation("${h} -> ${to_path}: ${from} includes the higher layer ${to}")
+    elseif(to_path MATCHES "/detail/" AND NOT to STREQUAL from)
+      violation("${h} -> ${to_path}: ${from} includes ${to}'s detail/")
+    endif()
+  endforeach()
+endforeach()
+
+# --- programs ----------------------------------------------------------------------
+foreach(dir tools examples benchmarks)
+  file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.h")
+  list(SORT sources)
+  foreach(s IN LISTS sources)
+    file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/.*detail/")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE ".*<brook/([^>]+)>.*" "\\1" to_path "${line}")
+      violation("${s} -> ${to_path}: ${dir}/ includes a detail/ header")
+    endforeach()
+  endforeach()
+endforeach()
+
+# --- verdict -----------------------------------------------------------------------
+list(LENGTH headers header_count)
+if(DEFINED EXPECTED)
+  file(STRINGS "${EXPECTED}" expected)
+  list(SORT expected)
+  list(SORT found)
+  if(NOT found STREQUAL expected)
+    string(REPLACE ";" "\n  " f "${found}")
+    string(REPLACE ";" "\n  " e "${expected}")
+    message(FATAL_ERROR "self-test: the violations found differ from ${EXPECTED}\nfound:\n  ${f}\nexpected:\n  ${e}")
+  endif()
+  list(LENGTH found n)
+  message(STATUS "self-test: all ${n} planted violations found, nothing else")
+  return()
+endif()
+
+set(unknown "")
+set(seen_known "")
+foreach(v IN LISTS found)
+  string(REGEX REPLACE ":.*" "" key "${v}")
+  list(FIND known_violations "${key}" k)
+  if(k EQUAL -1)
+    list(APPEND unknown "${v}")
+  else()
+    list(APPEND seen_known "${key}")
+    message(STATUS "known (still to fix): ${v}")
+  endif()
+endforeach()
+set(stale "")
+foreach(k IN LISTS known_violations)
+  list(FIND seen_known "${k}" i)
+  if(i EQUAL -1)
+    list(APPEND stale "${k}")
+  endif()
+endforeach()
+string(REPLACE ";" " < " order "${layers}")
+message(STATUS "layers (bottom first): ${order}; ${header_count} headers checked")
+if(unknown OR stale)
+  foreach(v IN LISTS unknown)
+    message(STATUS "VIOLATION: ${v}")
+  endforeach()
+  foreach(k IN LISTS stale)
+    message(STATUS "STALE: '${k}' no longer happens: remove it from known_violations")
+  endforeach()
+  message(FATAL_ERROR "include layering: see the lines above (the order is docs/design.md's layer table)")
+endif()
+message(STATUS "include layering: ok")
