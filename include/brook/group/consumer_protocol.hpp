@@ -55,7 +55,7 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
-#include <brook/group/detail/message_codec.hpp>
+#include <brook/codec/message_codec.hpp>
 
 namespace brook {
 

@@ -8,7 +8,7 @@
 // coordinator-common/.../runtime/CoordinatorRecordSerde.java (the 2-byte prefixes);
 // group-coordinator/.../GroupCoordinatorRecordHelpers.java (which versions are
 // written); clients/.../common/utils/Utils.java (abs). Primitive types are those
-// of Kafka's generated messages (see detail/message_codec.hpp): big-endian
+// of Kafka's generated messages (see codec/message_codec.hpp): big-endian
 // integers, string = int16 length + UTF-8, bytes = int32 length, array = int32
 // count; flexible versions use compact forms (uvarint length+1) and end each
 // struct with a tagged-field section.
@@ -101,7 +101,7 @@
 
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
-#include <brook/group/detail/message_codec.hpp>
+#include <brook/codec/message_codec.hpp>
 
 namespace brook {
 

@@ -129,7 +129,7 @@
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
-#include <brook/group/detail/message_codec.hpp>
+#include <brook/codec/message_codec.hpp>
 
 namespace brook::metadata {
 

@@ -1,8 +1,10 @@
 // Bounds-checked reader and writer for the primitive types of Kafka's
 // generated messages (clients/src/main/java/org/apache/kafka/common/protocol/
 // Readable.java, Writable.java, ByteUtils.java), shared by the group layer's
-// record and protocol codecs. Private: the byte diagrams live in the headers
-// that own each format (offsets_topic_records.hpp, consumer_protocol.hpp).
+// record and protocol codecs and replication's metadata records, so it sits in
+// the codec layer below both. The byte diagrams live in the headers that own
+// each format (offsets_topic_records.hpp, consumer_protocol.hpp,
+// metadata_records.hpp).
 //
 //   int16/int32/int64     big-endian, two's complement
 //   string                int16 length N, N bytes of UTF-8; N = -1 is null (nullable fields only)
