@@ -681,16 +681,16 @@ void retention_consumer(data_dir& dd, std::int32_t partitions, consumer_kind kin
       } else if (o > next[p]) {
         // Skipped offsets [next, o): allowed only for an earliest consumer whose position fell
         // below the log start, and then only over offsets retention has deleted.
-        const std::int64_t lso = parts[p]->log_start_offset().value();
+        const std::int64_t log_start = parts[p]->log_start_offset().value();
         if (kind == consumer_kind::slow_none)
           sh.errs.add(fmt::format(
               "{}: partition {}: skipped offsets [{}, {}) without offset_out_of_range (log start now {}: {})", tag, p,
-              next[p], o, lso,
-              next[p] >= lso ? "the skipped records still exist: fetched, then dropped by a failed poll"
+              next[p], o, log_start,
+              next[p] >= log_start ? "the skipped records still exist: fetched, then dropped by a failed poll"
                              : "read below the log start slipped into the next segment"));
-        else if (next[p] >= lso)
+        else if (next[p] >= log_start)
           sh.errs.add(fmt::format("{}: partition {}: skipped offsets [{}, {}) that are still in the log (start {})",
-                                  tag, p, next[p], o, lso));
+                                  tag, p, next[p], o, log_start));
         else
           ++out.resets;
       }

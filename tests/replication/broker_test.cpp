@@ -2,13 +2,16 @@
 // controller), with followers' fetches made explicitly through broker::fetch. Covers roles
 // per image, produce with acks 0/1/all and min.insync.replicas, delayed produces (completion,
 // timeout, leadership loss, close, crash) and the replication-offset-checkpoint.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -414,6 +417,77 @@ TEST_CASE("close() fails waiting produces with not_leader_or_follower, crash() w
   auto again = f.open(1);
   f.apply(ib.img);
   CHECK(f.leo(1, "t", 0) == offset(4));
+}
+
+namespace {
+
+/// A clock that runs `hook` once, on the `fire_on`-th read after arm(): a way to act at a
+/// chosen point inside a call that reads the clock (here: inside the log's append).
+class hooked_clock final : public clock {
+ public:
+  explicit hooked_clock(timestamp_ms t) : now_(t) {}
+  timestamp_ms now_ms() const override {
+    if (armed_.load() && --countdown_ == 0) {
+      armed_.store(false);
+      hook_();
+    }
+    return now_;
+  }
+  void arm(int fire_on, std::function<void()> hook) {
+    hook_ = std::move(hook);
+    countdown_ = fire_on;
+    armed_.store(true);
+  }
+
+ private:
+  timestamp_ms now_;
+  mutable std::atomic<bool> armed_{false};
+  mutable int countdown_ = 0;
+  std::function<void()> hook_;
+};
+
+}  // namespace
+
+TEST_CASE("a produce whose append races crash() or close() still completes", "[replication][broker]") {
+  // broker::produce appends, then queues the delayed produce. A crash() or close() that
+  // fails every queued produce between those two steps used to leave this one queued on a
+  // broker nothing ticks any more: its callback never ran and a producer's flush() hung
+  // (the replication_cluster_threaded hang). The clock's second read in produce() is the
+  // log's own, inside the append: the stop runs there, on another thread.
+  auto clk = std::make_shared<hooked_clock>(1'000'000);
+  brook::test::scratch_dir root{"brook-broker-race"};
+  broker_config cfg;
+  cfg.id = 1;
+  cfg.dir.defaults.clock = clk;
+  auto opened = broker::open(root.path() / "broker-1", cfg);
+  if (!opened) FAIL("broker::open: " << opened.error().to_string());
+  std::shared_ptr<broker> b1(std::move(*opened));
+  image_builder ib;
+  ib.brokers({1, 2}).topic("t", {{1, 2}});
+  REQUIRE_OK(b1->apply(ib.img, 1));
+
+  const bool crash = GENERATE(true, false);
+  std::thread stopper;
+  bool hooked = false;
+  clk->arm(2, [&] {
+    hooked = true;
+    stopper = std::thread([&] {
+      if (crash) b1->crash();
+      else (void)b1->close();
+    });
+    // Both mark the broker stopped and fail the queued produces before they touch the log
+    // (whose writer lock this thread holds): wait for that mark.
+    while (b1->checkpoint_high_watermarks()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::optional<result<append_result>> out;
+  auto batch = batch_of(2, 1'000'000);
+  b1->produce("t", 0, batch, acks_mode::all, 30000, [&](const result<append_result>& r) { out = r; });
+  REQUIRE(hooked);
+  stopper.join();
+  REQUIRE(out.has_value());
+  INFO("outcome: " << (*out ? std::string("ok") : out->error().to_string()));
+  CHECK(!*out);
+  CHECK((*out).error() == (crash ? errc::request_timed_out : errc::not_leader_or_follower));
 }
 
 // ------------------------------------------------------------------ high watermark checkpoint

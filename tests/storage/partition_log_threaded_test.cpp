@@ -161,9 +161,9 @@ void reader(const partition_log& log, shared_state& st, int id, std::int64_t sta
         st.fail(fmt::format("reader {}: read({}) failed: {}", id, pos, s.error().to_string()));
         return;
       }
-      const auto lso = log.log_start_offset().value();
-      if (pos < lso) {  // retention or DeleteRecords moved the start past us: jump forward
-        pos = lso;
+      const auto log_start = log.log_start_offset().value();
+      if (pos < log_start) {  // retention or DeleteRecords moved the start past us: jump forward
+        pos = log_start;
         ++rs.jumps;
         continue;
       }
@@ -346,15 +346,15 @@ void appender(partition_log& log, shared_state& st, std::uint64_t seed, std::int
     if (chance(0.01))
       if (auto f = log.flush(); !f) return fail(f.error().to_string());
     if (chance(0.004)) {
-      const auto lso = log.log_start_offset().value(), leo = log.log_end_offset().value();
-      const auto o = lso + (leo - lso) / 3;
+      const auto log_start = log.log_start_offset().value(), leo = log.log_end_offset().value();
+      const auto o = log_start + (leo - log_start) / 3;
       if (auto d = log.delete_records_before(offset(o)); !d) return fail(d.error().to_string());
-      if (log.log_start_offset().value() != std::max(lso, o)) return fail("log start did not move to the DeleteRecords offset");
+      if (log.log_start_offset().value() != std::max(log_start, o)) return fail("log start did not move to the DeleteRecords offset");
       st.delete_records.fetch_add(1);
     }
     if (chance(0.004) && log.log_end_offset().value() + 1000 < target) {
-      const auto lso = log.log_start_offset().value(), leo = log.log_end_offset().value();
-      const auto o = std::max(lso, leo - range(1, 60));
+      const auto log_start = log.log_start_offset().value(), leo = log.log_end_offset().value();
+      const auto o = std::max(log_start, leo - range(1, 60));
       if (auto t = log.truncate_to(offset(o)); !t) return fail(t.error().to_string());
       if (log.log_end_offset().value() > o) return fail("truncate_to left records at or after its offset");
       st.truncations.fetch_add(1);

@@ -22,8 +22,6 @@
 
 namespace brook {
 
-using append_callback = std::function<void(const result<append_result>&)>;
-
 class produce_target {
  public:
   virtual ~produce_target() = default;

@@ -66,9 +66,6 @@ struct broker_config {
   data_dir_options dir;
 };
 
-/// What a produce request completes with.
-using produce_callback = std::function<void(const result<append_result>&)>;
-
 /// A change of ISR the leader asks the controller for (Kafka: AlterPartition request).
 struct isr_proposal {
   std::string topic;
@@ -149,7 +146,7 @@ class broker {
   /// A partition that fails to apply (a storage error) does not stop the others; the first
   /// error is returned and the version is not recorded, so the same image may be applied again.
   result<void> apply(const cluster_image& img, std::uint64_t version) {
-    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    completions done;
     result<void> first = ok();
     {
       std::lock_guard l(mu_);
@@ -250,7 +247,7 @@ class broker {
   /// leadership moves first). Errors through cb: not_leader_or_follower,
   /// unknown_topic_or_partition, the log's (corrupt_message, record_too_large, ...).
   void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batches, acks_mode acks,
-               std::int64_t timeout_ms, produce_callback cb) {
+               std::int64_t timeout_ms, append_callback cb) {
     auto rep = replica(topic, p);
     if (!rep) {
       cb(make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p));
@@ -276,11 +273,18 @@ class broker {
     // (append_as_leader stamped it into the batches' headers, in place.)
     auto h = check_batch_header(std::span<const std::byte>(batches), "appended batch");
     const leader_epoch epoch = h ? leader_epoch{h->partition_leader_epoch} : undefined_epoch;
-    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    completions done;
     {
       std::lock_guard l(mu_);
-      delayed_.push_back(delayed_produce{topic, p, rep, *r, epoch, t + timeout_ms, std::move(cb)});
-      collect_completed_locked(done, t);
+      // close() or crash() may have failed every delayed produce between the append and
+      // here; this one would then wait for a tick that never comes (nothing ticks a stopped
+      // broker), so it fails the way the ones before it did.
+      if (stopped_) {
+        done.emplace_back(std::move(cb), *stopped_);
+      } else {
+        delayed_.push_back(delayed_produce{topic, p, rep, *r, epoch, t + timeout_ms, std::move(cb)});
+        collect_completed_locked(done, t);
+      }
     }
     run(done);
   }
@@ -396,11 +400,12 @@ class broker {
   /// A clean stop: fails delayed produces (not_leader_or_follower), checkpoints high
   /// watermarks, closes the data directory (flush + checkpoints).
   result<void> close() {
-    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    completions done;
     {
       std::lock_guard l(mu_);
-      if (closed_) return ok();
-      fail_all_locked(done, make_error(errc::not_leader_or_follower, "broker {} is shutting down", cfg_.id));
+      if (closed_ || stopped_) return ok();
+      stopped_ = make_error(errc::not_leader_or_follower, "broker {} is shutting down", cfg_.id);
+      fail_all_locked(done, *stopped_);
     }
     run(done);
     auto c = checkpoint_high_watermarks();
@@ -416,12 +421,13 @@ class broker {
   /// A crash: nothing more is written (data_dir::abandon: no flush, no checkpoint). Delayed
   /// produces fail with request_timed_out, as a client whose broker vanished sees them.
   void crash() {
-    std::vector<std::pair<produce_callback, result<append_result>>> done;
+    completions done;
     {
       std::lock_guard l(mu_);
       if (closed_) return;
       closed_ = true;
-      fail_all_locked(done, make_error(errc::request_timed_out, "broker {} crashed", cfg_.id));
+      stopped_ = make_error(errc::request_timed_out, "broker {} crashed", cfg_.id);
+      fail_all_locked(done, *stopped_);
     }
     dd_->abandon();
     run(done);
@@ -457,9 +463,9 @@ class broker {
     append_result appended;
     leader_epoch epoch;  // the leader epoch the batch was appended in
     timestamp_ms deadline;
-    produce_callback cb;
+    append_callback cb;
   };
-  using completions = std::vector<std::pair<produce_callback, result<append_result>>>;
+  using completions = std::vector<std::pair<append_callback, result<append_result>>>;
 
   broker(std::unique_ptr<data_dir> dd, broker_config cfg) : dd_(std::move(dd)), cfg_(std::move(cfg)) {}
 
@@ -515,12 +521,15 @@ class broker {
 
   std::unique_ptr<data_dir> dd_;
   const broker_config cfg_;
-  mutable std::mutex mu_;  // guards replicas_, delayed_, closed_, last_hw_checkpoint_
+  mutable std::mutex mu_;  // guards replicas_, delayed_, closed_, stopped_, last_hw_checkpoint_
   std::map<std::pair<std::string, std::int32_t>, slot> replicas_;
   std::vector<delayed_produce> delayed_;
   timestamp_ms last_hw_checkpoint_ = 0;
   std::uint64_t applied_version_ = 0;
   bool closed_ = false;
+  // Set by close() or crash() when they fail the delayed produces: what a produce whose
+  // append raced them completes with instead of waiting (see produce()).
+  std::optional<brook::error> stopped_;
   std::mutex ckpt_mu_;  // serialises checkpoint writers; guards written_hw_
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> written_hw_;
 };

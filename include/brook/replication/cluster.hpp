@@ -193,7 +193,7 @@ class cluster {
   /// unknown_topic_or_partition, leader_not_available (offline), broker_not_available
   /// (the leader is down or isolated), the leader's (not_enough_replicas, ...).
   void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batch, acks_mode acks,
-               std::int64_t timeout_ms, produce_callback done) {
+               std::int64_t timeout_ms, append_callback done) {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
     if (!ps) {

@@ -52,6 +52,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -99,6 +100,10 @@ struct append_result {
   std::size_t records = 0;
   std::size_t bytes = 0;
 };
+
+/// The completion of an append handed to someone else (a produce_target, a broker): called
+/// exactly once with the append's outcome. The one name for that callback in every layer.
+using append_callback = std::function<void(const result<append_result>&)>;
 
 struct read_options {
   /// Stop adding batches once this many bytes are in the slice (the first batch is always
@@ -286,13 +291,13 @@ class partition_log {
     std::int64_t total = 0;
     for (const auto& s : segs) total += static_cast<std::int64_t>(s->size());
     std::int64_t excess = config_.retention_bytes >= 0 ? total - config_.retention_bytes : 0;
-    const offset lso = log_start_offset();
+    const offset log_start = log_start_offset();
     std::size_t n = 0;
     for (std::size_t i = 0; i < segs.size(); ++i) {
       const auto& s = segs[i];
       if (s->empty() && i + 1 == segs.size()) break;  // an empty active segment holds the log end
       const auto sz = static_cast<std::int64_t>(s->size());
-      bool by_start = i + 1 < segs.size() ? segs[i + 1]->base_offset() <= lso : s->next_offset() <= lso;
+      bool by_start = i + 1 < segs.size() ? segs[i + 1]->base_offset() <= log_start : s->next_offset() <= log_start;
       auto expired = [&](timestamp_ms m) { return config_.retention_ms >= 0 && m >= 0 && now - m > config_.retention_ms; };
       bool by_time = config_.deletes() && expired(s->max_timestamp());
       if (by_time) {
@@ -529,10 +534,10 @@ class partition_log {
   /// max_offset, from one segment. Empty when start is at the bound.
   /// offset_out_of_range outside [log start, log end].
   result<log_slice> read(offset start, read_options ro = {}) const {
-    const offset lso = log_start_offset();
+    const offset log_start = log_start_offset();
     const offset leo = log_end_offset();
-    if (start < lso || start > leo)
-      return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, lso, leo);
+    if (start < log_start || start > leo)
+      return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start, leo);
     const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
     if (start >= bound) return log_slice(nullptr, 0, 0, start, start);
     auto seg = pin(start);
@@ -579,14 +584,14 @@ class partition_log {
   result<std::optional<timestamp_offset>> offset_for_timestamp_once(timestamp_ms ts,
                                                                     std::optional<offset> max_offset) const {
     const offset bound = max_offset ? std::min(*max_offset, log_end_offset()) : log_end_offset();
-    const offset lso = log_start_offset();
+    const offset log_start = log_start_offset();
     for (const auto& s : snapshot()) {
       if (s->max_timestamp() < ts) {
         auto exact = s->exact_max_timestamp();  // never skip a segment on a stale hint
         if (!exact) return exact.error();
         if (*exact < ts) continue;
       }
-      offset from = std::max(s->time_lookup(ts), lso);
+      offset from = std::max(s->time_lookup(ts), log_start);
       const std::uint64_t limit = s->size();
       auto pos = s->find_position(from, limit);
       if (!pos) return pos.error();
@@ -598,7 +603,7 @@ class partition_log {
         if (v->base_offset() >= bound) return std::optional<timestamp_offset>();
         if (v->header().max_timestamp >= ts && !v->header().is_control()) {
           for (const record_view& r : *v)
-            if (r.offset() >= lso && r.offset() < bound && r.timestamp() >= ts)
+            if (r.offset() >= log_start && r.offset() < bound && r.timestamp() >= ts)
               return std::optional<timestamp_offset>(timestamp_offset{r.offset(), r.timestamp()});
         }
         p += v->size_bytes();
@@ -678,9 +683,9 @@ class partition_log {
   result<cleanable_info> plan_cleaning(const std::vector<seg_ptr>& segs, std::optional<offset> upper,
                                        timestamp_ms now) const {
     cleanable_info info;
-    const offset lso = log_start_offset(), leo = log_end_offset();
+    const offset log_start = log_start_offset(), leo = log_end_offset();
     offset fd(first_dirty_.load(std::memory_order_acquire));
-    if (fd < lso || fd > leo) fd = lso;  // as Kafka resets an out-of-range checkpoint
+    if (fd < log_start || fd > leo) fd = log_start;  // as Kafka resets an out-of-range checkpoint
     info.first_dirty = fd;
     if (segs.empty()) return info;
     offset bound = segs.back()->base_offset();
