@@ -1013,3 +1013,44 @@ TEST_CASE("crash: a truncated .timeindex of a sealed segment must not change its
   CHECK(*deleted == 0);
   CHECK(l.log_start_offset().value() == 0);
 }
+
+TEST_CASE("crash: a truncated .timeindex of the active segment is rebuilt before appends extend it",
+          "[storage][crash][scenario]") {
+  // Found by seed 25148 (BROOK_SEED_BASE=24751). Appends continue the active segment's time
+  // index from its largest timestamp so far. Restored from a shortened index, that value is
+  // too small: the next entries then carry timestamps below a record before them, and a
+  // lookup of that record's timestamp starts past it and finds nothing.
+  brook::test::scratch_dir tmp;
+  const auto dir = tmp / "t-0";
+  auto clk = std::make_shared<manual_clock>(t0);
+  auto cfg = named_config(clk);
+  cfg.segment_bytes = 1 << 20;
+  cfg.index_interval_bytes = 1;  // an index entry per batch
+  auto add = [&](partition_log& l, timestamp_ms ts) {
+    auto b = brook::test::make_batch(5, ts, "v", 40);
+    REQUIRE(l.append(b).has_value());
+  };
+  {
+    auto opened = partition_log::open(dir, cfg);
+    REQUIRE(opened.has_value());
+    // The newest record (t0 + 9000, offsets 10..14) sits in batch 2 of the active segment;
+    // batches 3..5 are older than batch 1, so the tail alone does not show the cut.
+    for (timestamp_ms ts : {t0, t0 + 100, t0 + 9'000, t0 + 50, t0 + 50, t0 + 50}) add(**opened, ts);
+    REQUIRE((*opened)->close().has_value());
+  }
+  const auto tip = partition_files::time_index(dir, offset(0));
+  // Entries from batch 1 on, where the maximum grew: (t0 + 100, 9) and (t0 + 9000, 14).
+  REQUIRE(sfs::file_size(tip) == 2 * time_index::entry_size);
+  brook::test::cut_file(tip, time_index::entry_size);  // only (t0 + 100, 9) is left
+
+  auto opened = partition_log::open(dir, cfg);
+  REQUIRE(opened.has_value());
+  auto& l = **opened;
+  INFO(events_of(l));
+  for (int i = 0; i < 4; ++i) add(l, t0 + 5'000 + i);  // older than t0 + 9000, newer than the cut index
+  auto found = l.offset_for_timestamp(t0 + 9'000);
+  REQUIRE(found.has_value());
+  REQUIRE(found->has_value());
+  CHECK((*found)->off.value() == 10);
+  CHECK((*found)->timestamp == t0 + 9'000);
+}

@@ -340,6 +340,23 @@ class segment {
       auto h = header_at(pos, file_size);
       if (!h || h->last_offset() != e.offset) return reject(report, "last index entry does not match the log");
     }
+    // A segment that takes appends continues its time index from the largest timestamp so
+    // far, so that must be the true one: a time index cut short (its last entries lost)
+    // would otherwise get entries whose timestamps are below records before them, and
+    // lookups would skip those records. Walk the headers before the last index entry too
+    // (the check after the tail walk below then rejects a short time index). A sealed
+    // segment needs no walk: a prefix of a valid time index still answers lookups right.
+    if (writable_ && active_) {
+      for (std::uint64_t p = 0; p < pos;) {
+        auto h = header_at(p, file_size);
+        if (!h) return reject(report, h.error().message());
+        if (h->max_timestamp > max_ts) {
+          max_ts = h->max_timestamp;
+          max_ts_off = h->last_offset();
+        }
+        p += h->size_bytes();
+      }
+    }
     timestamp_ms first_ts = -1;
     if (file_size > 0) {
       auto h0 = header_at(0, file_size);
