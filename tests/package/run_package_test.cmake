@@ -4,7 +4,13 @@
 #         [-DPREFIX_PATH=a|b] [-DBROOK_VERSION=x.y.z] -P run_package_test.cmake
 #
 # find_package:     cmake --install <brook build dir> into WORK_DIR/prefix, then configure,
-#                   build and run tests/package/consumer against that prefix only.
+#                   build and run tests/package/consumer against that prefix only; with
+#                   -DEXPECT_CLI=ON the installed bin/brook must run too.
+# pkg_config:       the same install, then tests/package/consumer/main.cpp compiled by hand
+#                   with `pkg-config --cflags --libs brook` from that prefix, and run.
+# install_only:     configures the brook source tree with tests, benchmarks, examples and
+#                   tools off and Catch2 and Google Benchmark made unfindable, then installs
+#                   it: what a host that only wants the headers runs.
 # add_subdirectory: configure, build and run tests/package/subdir_consumer, which
 #                   add_subdirectory()s the brook source tree.
 # The consumer gets the parent build's compiler, flags (sanitizers included) and build type.
@@ -44,14 +50,59 @@ endif()
 # Search paths travel in the environment (':'-separated), which spares list escaping.
 string(REPLACE "|" ";" prefix_path "${PREFIX_PATH}")
 
-if(MODE STREQUAL "find_package")
-  set(prefix "${WORK_DIR}/prefix")
+# Installs the build tree at BROOK_BINARY_DIR under `prefix` and checks the headers arrived.
+function(install_brook prefix)
   run("install brook" ${CMAKE_COMMAND} --install "${BROOK_BINARY_DIR}" --prefix "${prefix}")
-  foreach(f include/brook/version.hpp include/brook/format/record_batch.hpp)
+  foreach(f include/brook/version.hpp include/brook/format/record_batch.hpp share/pkgconfig/brook.pc)
     if(NOT EXISTS "${prefix}/${f}")
       message(FATAL_ERROR "the install did not put ${f} under ${prefix}")
     endif()
   endforeach()
+endfunction()
+
+if(MODE STREQUAL "install_only")
+  set(prefix "${WORK_DIR}/prefix")
+  set(BROOK_BINARY_DIR "${WORK_DIR}/brook-build")
+  set(off_args -DBROOK_BUILD_TESTS=OFF -DBROOK_BUILD_BENCHMARKS=OFF -DBROOK_BUILD_EXAMPLES=OFF
+               -DBROOK_BUILD_TOOLS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON
+               -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON)
+  run("configure brook headers only" ${CMAKE_COMMAND} -S "${BROOK_SOURCE_DIR}" -B "${BROOK_BINARY_DIR}"
+      ${configure_args} ${off_args})
+  install_brook("${prefix}")
+  if(EXISTS "${prefix}/bin/brook")
+    message(FATAL_ERROR "an install without tools installed bin/brook")
+  endif()
+  message(STATUS "configured and installed without Catch2 or Google Benchmark")
+  return()
+endif()
+
+if(MODE STREQUAL "pkg_config")
+  set(prefix "${WORK_DIR}/prefix")
+  install_brook("${prefix}")
+  find_program(PKG_CONFIG pkg-config REQUIRED)
+  set(ENV{PKG_CONFIG_PATH} "${prefix}/share/pkgconfig")
+  run("pkg-config" ${PKG_CONFIG} --cflags --libs brook)
+  string(STRIP "${run_output}" pc_flags)
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  separate_arguments(cxx_flags UNIX_COMMAND "${CXX_FLAGS}")
+  set(exe "${WORK_DIR}/brook_pkg_config_consumer")
+  run("compile with pkg-config's flags" ${CXX_COMPILER} ${cxx_flags} "${CMAKE_CURRENT_LIST_DIR}/consumer/main.cpp"
+      -o "${exe}" ${pc_flags})
+  run("run ${exe}" "${exe}")
+  message(STATUS "${run_output}")
+  return()
+endif()
+
+if(MODE STREQUAL "find_package")
+  set(prefix "${WORK_DIR}/prefix")
+  install_brook("${prefix}")
+  if(EXPECT_CLI)
+    run("installed brook --help" "${prefix}/bin/brook" --help)
+    string(FIND "${run_output}" "usage: brook" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "the installed bin/brook printed no usage:\n${run_output}")
+    endif()
+  endif()
   list(PREPEND prefix_path "${prefix}")
   set(source_dir "${CMAKE_CURRENT_LIST_DIR}/consumer")
   set(exe brook_package_consumer)
