@@ -24,9 +24,11 @@ struct StringMaker<brook::strong_int<Tag, Rep>> {
 };
 }  // namespace Catch
 
+// Binds by reference (a temporary lives to the end of the statement block), so results of
+// move-only values (result<std::unique_ptr<T>>) can be checked in place.
 #define REQUIRE_OK(expr)                                    \
   do {                                                      \
-    auto _r = (expr);                                       \
+    const auto& _r = (expr);                                \
     if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
   } while (0)
 

@@ -26,13 +26,13 @@ namespace brook {
 
 /// A record copied out of the log: owns its bytes.
 struct owned_record {
-  std::string topic;
+  std::string topic{};
   partition_id partition{0};
   brook::offset offset{0};
   timestamp_ms timestamp = -1;
-  std::optional<std::string> key;    ///< nullopt = null key
-  std::optional<std::string> value;  ///< nullopt = null value
-  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  std::optional<std::string> key{};    ///< nullopt = null key
+  std::optional<std::string> value{};  ///< nullopt = null value
+  std::vector<std::pair<std::string, std::optional<std::string>>> headers{};
 };
 
 /// One record of a poll: where it came from and a zero-copy view of it.

@@ -63,12 +63,12 @@ namespace brook {
 
 /// A record to send. The bytes are borrowed for the duration of send() only: send() copies them.
 struct producer_record {
-  std::string topic;
-  std::optional<partition_id> partition;  ///< explicit partition; else the partitioner decides
-  nullable_bytes key;
-  nullable_bytes value;
-  std::span<const record_header> headers;
-  std::optional<timestamp_ms> timestamp;  ///< CreateTime; default: the producer's clock at send()
+  std::string topic{};
+  std::optional<partition_id> partition{};  ///< explicit partition; else the partitioner decides
+  nullable_bytes key{};
+  nullable_bytes value{};
+  std::span<const record_header> headers{};
+  std::optional<timestamp_ms> timestamp{};  ///< CreateTime; default: the producer's clock at send()
 };
 
 /// Where a record landed.
@@ -95,7 +95,7 @@ struct producer_config {
   /// max.request.size: the largest record (as a one-record batch) accepted. Default 1 MiB.
   std::size_t max_request_size = 1024 * 1024;
   /// partitioner.class: null = default_partitioner (murmur2 for keys, sticky otherwise).
-  std::shared_ptr<brook::partitioner> partitioner;
+  std::shared_ptr<brook::partitioner> partitioner{};
   /// request.timeout.ms: how long a batch may wait for acks=all. Default 30000.
   std::chrono::milliseconds request_timeout{30000};
 };

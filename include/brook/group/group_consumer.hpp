@@ -61,15 +61,15 @@ namespace brook {
 
 struct group_consumer_config {
   /// group.id. Required.
-  std::string group_id;
+  std::string group_id{};
   /// group.instance.id: static membership (KIP-345). A static member does not leave the
   /// group on close(): an instance that comes back within session.timeout.ms keeps its
   /// partitions without a rebalance.
-  std::optional<std::string> group_instance_id;
+  std::optional<std::string> group_instance_id{};
   /// client.id: the prefix of the member id the coordinator gives this member.
   std::string client_id = "consumer";
   /// partition.assignment.strategy, in preference order. Empty: range, cooperative-sticky.
-  std::vector<std::shared_ptr<assignor>> assignors;
+  std::vector<std::shared_ptr<assignor>> assignors{};
   /// session.timeout.ms. Default 45000.
   std::chrono::milliseconds session_timeout{45000};
   /// max.poll.interval.ms. Default 300000.
@@ -81,7 +81,7 @@ struct group_consumer_config {
   /// auto.commit.interval.ms. Default 5000.
   std::chrono::milliseconds auto_commit_interval{5000};
   /// Fetch settings and auto.offset.reset (which applies only where the group has no commit).
-  consumer_config consumer;
+  consumer_config consumer{};
 };
 
 /// Kafka's ConsumerGroupMetadata: who this member is in which generation.

@@ -118,15 +118,15 @@ struct group_protocol {
 };
 
 struct join_group_request {
-  std::string group_id;
-  std::string member_id;                          ///< empty for a new member
-  std::optional<std::string> group_instance_id;   ///< static membership
+  std::string group_id{};
+  std::string member_id{};                          ///< empty for a new member
+  std::optional<std::string> group_instance_id{};   ///< static membership
   std::string client_id = "brook";
   std::chrono::milliseconds session_timeout{45000};
   std::chrono::milliseconds rebalance_timeout{300000};  ///< the consumer's max.poll.interval.ms
   std::string protocol_type = "consumer";
-  std::vector<group_protocol> protocols;          ///< in preference order
-  std::shared_ptr<member_liveness> liveness;      ///< in-process members; null: the member heartbeats
+  std::vector<group_protocol> protocols{};          ///< in preference order
+  std::shared_ptr<member_liveness> liveness{};      ///< in-process members; null: the member heartbeats
 };
 
 struct join_group_member {
@@ -145,11 +145,11 @@ struct join_group_response {
 };
 
 struct sync_group_request {
-  std::string group_id;
+  std::string group_id{};
   std::int32_t generation = -1;
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  std::map<std::string, std::vector<std::byte>> assignments;  ///< the leader's: member id -> assignment
+  std::string member_id{};
+  std::optional<std::string> group_instance_id{};
+  std::map<std::string, std::vector<std::byte>> assignments{};  ///< the leader's: member id -> assignment
 };
 
 struct offset_and_metadata {
@@ -159,11 +159,11 @@ struct offset_and_metadata {
 };
 
 struct offset_commit_request {
-  std::string group_id;
+  std::string group_id{};
   std::int32_t generation = -1;  ///< -1 with an empty member id: a commit outside group management
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  std::map<topic_partition, offset_and_metadata> offsets;
+  std::string member_id{};
+  std::optional<std::string> group_instance_id{};
+  std::map<topic_partition, offset_and_metadata> offsets{};
 };
 
 struct committed_offset {

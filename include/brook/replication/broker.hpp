@@ -56,14 +56,14 @@ namespace brook {
 struct broker_config {
   std::int32_t id = 0;
   /// replica.lag.time.max.ms and the other per-replica settings.
-  replica_config replica;
+  replica_config replica{};
   /// min.insync.replicas: with acks=all, the ISR size below which appends are refused
   /// (not_enough_replicas). Default 1.
   std::int32_t min_insync_replicas = 1;
   /// replica.high.watermark.checkpoint.interval.ms. Default 5000.
   std::int64_t high_watermark_checkpoint_interval_ms = 5000;
   /// The data directory's options: log defaults (and the clock every broker part uses).
-  data_dir_options dir;
+  data_dir_options dir{};
 };
 
 /// A change of ISR the leader asks the controller for (Kafka: AlterPartition request).

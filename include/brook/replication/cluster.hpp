@@ -70,11 +70,11 @@ struct cluster_config {
   std::vector<std::int32_t> broker_ids{1, 2, 3};
   /// The settings every broker gets (its id is filled in): min.insync.replicas,
   /// replica.lag.time.max.ms, log defaults and the clock (dir.defaults.clock).
-  broker_config broker;
+  broker_config broker{};
   /// Controller settings (unclean.leader.election.enable, broker.session.timeout.ms). Its
   /// clock is the brokers'.
-  controller_config controller;
-  fetcher_config fetcher;
+  controller_config controller{};
+  fetcher_config fetcher{};
   /// broker.heartbeat.interval.ms. Default 2000.
   std::int64_t broker_heartbeat_interval_ms = 2000;
   /// Threads (start()): how often the control thread runs when nothing wakes it.

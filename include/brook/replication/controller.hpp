@@ -71,7 +71,7 @@ struct controller_config {
   /// Seeds topic ids. 0 = from std::random_device.
   std::uint64_t seed = 0;
   /// Clock for session timeouts and record timestamps. Null = system clock.
-  std::shared_ptr<const brook::clock> clock;
+  std::shared_ptr<const brook::clock> clock{};
 };
 
 /// kafka-leader-election.sh --election-type.

@@ -74,11 +74,11 @@ namespace brook {
 
 struct metadata_log_options {
   /// Record timestamps (the append time). Null = system clock.
-  std::shared_ptr<const brook::clock> clock;
+  std::shared_ptr<const brook::clock> clock{};
   /// Settings of the underlying partition log (segment.bytes, segment.index.bytes, ...).
   /// Its clock is replaced by `clock`, and retention is forced off (retention.ms and
   /// retention.bytes -1): brook has no metadata snapshots yet, so every record is kept.
-  log_config log;
+  log_config log{};
   /// Open the log read-only (log_open_options::read_only): no lock, nothing written, a torn
   /// tail ignored rather than cut, so a tool can replay the log a running controller owns.
   /// append() then fails with invalid_request. Default false.

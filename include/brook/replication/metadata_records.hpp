@@ -171,11 +171,11 @@ struct register_broker_record {
   static constexpr std::int16_t min_version = 0, max_version = 3, written_version = 2;
   std::int32_t broker_id = 0;
   bool is_migrating_zk_broker = false;  ///< v2+
-  uuid incarnation_id;
+  uuid incarnation_id{};
   std::int64_t broker_epoch = 0;
-  std::vector<broker_endpoint> endpoints;
-  std::vector<broker_feature> features;
-  std::optional<std::string> rack;
+  std::vector<broker_endpoint> endpoints{};
+  std::vector<broker_feature> features{};
+  std::optional<std::string> rack{};
   bool fenced = true;
   bool in_controlled_shutdown = false;  ///< v1+
   friend bool operator==(const register_broker_record&, const register_broker_record&) = default;
@@ -192,8 +192,8 @@ struct unregister_broker_record {
 struct topic_record {
   static constexpr record_type type = record_type::topic;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
-  std::string name;
-  uuid topic_id;
+  std::string name{};
+  uuid topic_id{};
   friend bool operator==(const topic_record&, const topic_record&) = default;
 };
 
@@ -201,18 +201,18 @@ struct partition_record {
   static constexpr record_type type = record_type::partition;
   static constexpr std::int16_t min_version = 0, max_version = 2, written_version = 0;
   std::int32_t partition_id = -1;
-  uuid topic_id;
-  std::vector<std::int32_t> replicas;
-  std::vector<std::int32_t> isr;
-  std::vector<std::int32_t> removing_replicas;
-  std::vector<std::int32_t> adding_replicas;
+  uuid topic_id{};
+  std::vector<std::int32_t> replicas{};
+  std::vector<std::int32_t> isr{};
+  std::vector<std::int32_t> removing_replicas{};
+  std::vector<std::int32_t> adding_replicas{};
   std::int32_t leader = no_leader;
   std::int8_t leader_recovery_state = 0;  ///< tag 0: 0 recovered, 1 recovering (unclean election)
   std::int32_t leader_epoch = -1;
   std::int32_t partition_epoch = -1;
-  std::vector<uuid> directories;                                      ///< v1+
-  std::optional<std::vector<std::int32_t>> eligible_leader_replicas;  ///< v2+, tag 1
-  std::optional<std::vector<std::int32_t>> last_known_elr;            ///< v2+, tag 2
+  std::vector<uuid> directories{};                                      ///< v1+
+  std::optional<std::vector<std::int32_t>> eligible_leader_replicas{};  ///< v2+, tag 1
+  std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 2
   friend bool operator==(const partition_record&, const partition_record&) = default;
 };
 
@@ -221,16 +221,16 @@ struct partition_change_record {
   static constexpr record_type type = record_type::partition_change;
   static constexpr std::int16_t min_version = 0, max_version = 2, written_version = 0;
   std::int32_t partition_id = -1;
-  uuid topic_id;
-  std::optional<std::vector<std::int32_t>> isr;                       ///< tag 0
+  uuid topic_id{};
+  std::optional<std::vector<std::int32_t>> isr{};                       ///< tag 0
   std::int32_t leader = no_leader_change;                             ///< tag 1: -2 unchanged, -1 none
-  std::optional<std::vector<std::int32_t>> replicas;                  ///< tag 2
-  std::optional<std::vector<std::int32_t>> removing_replicas;         ///< tag 3
-  std::optional<std::vector<std::int32_t>> adding_replicas;           ///< tag 4
+  std::optional<std::vector<std::int32_t>> replicas{};                  ///< tag 2
+  std::optional<std::vector<std::int32_t>> removing_replicas{};         ///< tag 3
+  std::optional<std::vector<std::int32_t>> adding_replicas{};           ///< tag 4
   std::int8_t leader_recovery_state = -1;                             ///< tag 5: -1 unchanged
-  std::optional<std::vector<std::int32_t>> eligible_leader_replicas;  ///< v2+, tag 6
-  std::optional<std::vector<std::int32_t>> last_known_elr;            ///< v2+, tag 7
-  std::optional<std::vector<uuid>> directories;                       ///< v1+, tag 8
+  std::optional<std::vector<std::int32_t>> eligible_leader_replicas{};  ///< v2+, tag 6
+  std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 7
+  std::optional<std::vector<uuid>> directories{};                       ///< v1+, tag 8
   friend bool operator==(const partition_change_record&, const partition_change_record&) = default;
 };
 
@@ -253,7 +253,7 @@ struct unfence_broker_record {
 struct remove_topic_record {
   static constexpr record_type type = record_type::remove_topic;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
-  uuid topic_id;
+  uuid topic_id{};
   friend bool operator==(const remove_topic_record&, const remove_topic_record&) = default;
 };
 
@@ -300,7 +300,7 @@ inline record_type type_of(const metadata_record& r) noexcept {
 
 /// A decoded record and the version it was written at.
 struct decoded_record {
-  metadata_record record;
+  metadata_record record{};
   std::int16_t version = 0;
 };
 

@@ -50,7 +50,7 @@ namespace brook {
 
 struct data_dir_options {
   /// Defaults for every topic's log; topic_config overrides apply on top.
-  log_config defaults;
+  log_config defaults{};
   /// Open without the lock and without writing anything (tools on a live directory).
   bool read_only = false;
 };

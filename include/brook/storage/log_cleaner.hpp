@@ -122,7 +122,7 @@ enum class clean_step {
 struct compact_options {
   /// Exclusive bound: a segment holding any offset at or after it is not cleaned (pass the
   /// high watermark once followers exist). Default (and at most): the active segment's base.
-  std::optional<offset> upper_bound;
+  std::optional<offset> upper_bound{};
   /// Fault injection for tests: called after each step of each rewritten segment; an error
   /// ends the pass at once, leaving the files exactly as a crash at that instant would (the
   /// log in memory still serves the old segment; close and reopen it to recover).

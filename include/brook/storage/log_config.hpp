@@ -85,7 +85,7 @@ struct log_config {
   /// timestamp) and everything after it are not cleaned yet. Default 0.
   std::int64_t min_compaction_lag_ms = 0;
   /// Where time comes from (rolling, retention, flush.ms, LogAppendTime). Null = system clock.
-  std::shared_ptr<const brook::clock> clock;
+  std::shared_ptr<const brook::clock> clock{};
 
   /// Checks every value is in its domain; invalid_config names the first one that is not.
   result<void> validate() const {

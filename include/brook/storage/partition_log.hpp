@@ -110,7 +110,7 @@ struct read_options {
   /// returned whole, as in Kafka's fetch since KIP-74). Default 1 MiB (max.partition.fetch.bytes).
   std::size_t max_bytes = 1024 * 1024;
   /// Exclusive upper bound on offsets returned (the high watermark); default log end.
-  std::optional<offset> max_offset;
+  std::optional<offset> max_offset{};
 };
 
 struct timestamp_offset {

@@ -52,7 +52,7 @@ inline result<void> validate_topic_name(std::string_view name) {
 /// A topic's partition count and its log_config overrides (Kafka names -> values as text).
 struct topic_config {
   std::int32_t partitions = 1;
-  std::map<std::string, std::string> overrides;
+  std::map<std::string, std::string> overrides{};
 
   /// The names overrides may use.
   static const std::vector<std::string>& known_keys() {
