@@ -1,7 +1,7 @@
-// quickstart: write records to a partition log, read them back, look one up by time,
+// partition_log_tour: the storage layer on its own. Write records to a partition log, read them back, look one up by time,
 // close, reopen, and show that nothing was lost. Run it from scripts/demo.sh.
 //
-// Usage: quickstart [DIR]   (default: a fresh directory under /tmp)
+// Usage: partition_log_tour [DIR]   (default: a fresh directory under /tmp)
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,12 +12,12 @@
 namespace fs = std::filesystem;
 
 static void die(const brook::error& e) {
-  std::fprintf(stderr, "quickstart: %s\n", e.to_string().c_str());
+  std::fprintf(stderr, "partition_log_tour: %s\n", e.to_string().c_str());
   std::exit(1);
 }
 
 int main(int argc, char** argv) {
-  fs::path data = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "brook-quickstart";
+  fs::path data = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "brook-partition-log-tour";
   fs::remove_all(data);
   fs::path dir = data / "greetings-0";  // a Kafka-style <topic>-<partition> directory
 

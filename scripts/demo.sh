@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 # The examples to run, in order. quickstart is the demo; the others run when written.
-examples=(quickstart pubsub_threads consumer_group replicated_cluster)
+examples=(quickstart partition_log_tour pubsub_threads consumer_group replicated_cluster)
 required=quickstart
 
 # shellcheck source=scripts/deps.sh

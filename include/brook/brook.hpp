@@ -1,10 +1,17 @@
-// Everything brook offers, in one include.
+// Everything brook offers, in one include: every public header of every layer (a test checks
+// that none is missing). Narrower umbrellas: <brook/embedded.hpp> (brook::node and what it
+// hands out).
 #pragma once
 
 #include <brook/version.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/core/error.hpp>
+#include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
-#include <brook/core/clock.hpp>
+
+#include <brook/codec/message_codec.hpp>
 
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
@@ -14,6 +21,7 @@
 #include <brook/format/record_batch_builder.hpp>
 
 #include <brook/storage/file.hpp>
+#include <brook/storage/partition_files.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
@@ -27,6 +35,7 @@
 #include <brook/storage/data_dir.hpp>
 
 #include <brook/client/partitioner.hpp>
+#include <brook/client/produce_target.hpp>
 #include <brook/client/producer.hpp>
 #include <brook/client/consumer_record.hpp>
 #include <brook/client/consumer.hpp>
@@ -45,10 +54,17 @@
 #include <brook/group/group_coordinator.hpp>
 #include <brook/group/group_consumer.hpp>
 
-// replication (in progress: metadata and placement; replicas and fetchers are next)
+// replication
 #include <brook/replication/replica_placement.hpp>
 #include <brook/replication/leader_epoch_cache.hpp>
 #include <brook/replication/partition_replica.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_log.hpp>
+#include <brook/replication/controller.hpp>
+#include <brook/replication/broker.hpp>
+#include <brook/replication/replica_fetcher.hpp>
+#include <brook/replication/cluster.hpp>
+
+// embedded
+#include <brook/embedded/node.hpp>

@@ -11,6 +11,7 @@
 #   - a layer header includes headers of its own layer or lower ones, and of the top
 #     only <brook/version.hpp>;
 #   - a header includes <brook/L/detail/...> only from layer L;
+#   - brook.hpp includes every header of every listed layer outside detail/;
 # and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header.
 #
 # Without EXPECTED it prints every violation and fails if there is one not in
@@ -112,6 +113,23 @@ foreach(h IN LISTS headers)
     endif()
   endforeach()
 endforeach()
+
+# --- brook.hpp is everything ---------------------------------------------------------
+# Every header of a listed layer outside detail/ is included by brook.hpp.
+if(EXISTS "${ROOT}/include/brook/brook.hpp")
+  file(STRINGS "${ROOT}/include/brook/brook.hpp" umbrella REGEX "#[ \t]*include[ \t]*<brook/")
+  foreach(h IN LISTS headers)
+    layer_of("${h}" from)
+    list(FIND layers "${from}" rank)
+    if(rank EQUAL -1 OR h MATCHES "/detail/")
+      continue()
+    endif()
+    string(REPLACE "." "\\." h_re "${h}")
+    if(NOT umbrella MATCHES "<brook/${h_re}>")
+      violation("brook.hpp: does not include ${h}")
+    endif()
+  endforeach()
+endif()
 
 # --- programs ----------------------------------------------------------------------
 foreach(dir tools examples benchmarks)

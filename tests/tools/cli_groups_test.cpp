@@ -236,6 +236,7 @@ TEST_CASE("groups --reset-offsets: dry run and --execute for each target", "[too
     auto dd = brook::data_dir::open(d).value();
     brook::topic_config tc;
     tc.partitions = 1;
+    tc.overrides = {{"retention.ms", "-1"}};  // the 2023 records outlive the CLI's retention pass
     dd->create_topic("timed", tc).value();
     auto part = dd->get_partition("timed", brook::partition_id(0)).value();
     brook::record_batch_builder b;

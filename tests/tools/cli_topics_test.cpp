@@ -483,6 +483,43 @@ TEST_CASE("a second writer gets LOG_DIR_LOCKED, readers work while the lock is h
   create_topic(d, "other", 1);
 }
 
+TEST_CASE("commands that write a data directory apply retention.ms before they exit", "[tools][cli][topics]") {
+  // A CLI run is the only process most CLI users have: without a pass at exit, a topic's
+  // retention.ms would never delete anything.
+  brook::test::temp_dir tmp("brook-cli-retention");
+  const fs::path d = tmp / "data";
+  auto c = topics(d, {"--create", "--topic", "old", "--config", "retention.ms=60000", "--config", "segment.bytes=1024"});
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  {  // Records stamped an hour ago, a batch at a time (a segment or so each), written here.
+    auto dd = brook::data_dir::open(d);
+    REQUIRE(dd);
+    brook::producer p(**dd);
+    const auto hour_ago = brook::system_clock().now_ms() - 3'600'000;
+    for (int b = 0; b < 6; ++b) {
+      for (int i = 0; i < 10; ++i)
+        p.send({.topic = "old", .value = "a record long enough to fill a 1 KiB segment in a dozen", .timestamp = hour_ago}, nullptr);
+      REQUIRE(p.flush());
+    }
+    REQUIRE(p.close());
+    REQUIRE((*dd)->close());
+  }
+  auto segments = [&] {  // the partition's segment files, by name
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(d / "old-0"))
+      if (e.path().extension() == ".log") out.insert(e.path().filename().string());
+    return out;
+  };
+  const auto before = segments();
+  REQUIRE(before.size() > 2);
+  REQUIRE(before.count("00000000000000000000.log") == 1);
+  produce(d, "old", "new\n");  // any writing command; this one appends a record stamped now
+  const auto after = segments();
+  INFO("segments before: " << before.size() << ", after: " << after.size());
+  CHECK(after.count("00000000000000000000.log") == 0);  // the hour-old sealed segments are gone
+  CHECK(after.size() < before.size());
+}
+
 TEST_CASE("--help documents the topic forms", "[tools][cli][topics]") {
   auto top = brook_cli({"--help"});
   CHECK(contains(top.out, "topics"));

@@ -180,7 +180,7 @@ int run_consume_group(const parsed_args& args) {
   }
   coord->stop();
   coord.reset();
-  if (auto c = dd->close(); !c && outcome) outcome = c.error();
+  if (auto c = housekeep_and_close(*dd); !c && outcome) outcome = c.error();
   if (!outcome) return fail(outcome.error());
   return exit_ok;
 }

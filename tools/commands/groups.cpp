@@ -318,7 +318,7 @@ int reset_execute(const fs::path& data, const std::string& group, const std::str
   for (const auto& [tp, o] : *p) offsets[tp] = offset_and_metadata{o, -1, {}};
   auto r = coord->alter_offsets(group, offsets);
   coord.reset();
-  auto c = dd->close();
+  auto c = housekeep_and_close(*dd);
   if (!r) return fail(r.error());  // non_empty_group names the members the coordinator knows
   if (!c) return fail(c.error());
   std::string out = plan_text(group, *p);

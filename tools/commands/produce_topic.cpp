@@ -146,7 +146,7 @@ int run_produce_topic(const parsed_args& args) {
     auto c = sender.close();
     if (r && !c) r = c.error();
   }
-  auto c = dd.close();
+  auto c = housekeep_and_close(dd);
   if (!r) return fail(r.error());
   if (!c) return fail(c.error());
   return exit_ok;

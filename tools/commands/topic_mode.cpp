@@ -25,6 +25,13 @@ result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_o
   return d;
 }
 
+result<void> housekeep_and_close(data_dir& dd) {
+  auto t = dd.tick();
+  auto c = dd.close();
+  if (!t) return t.error();
+  return c;
+}
+
 result<std::int32_t> topic_partitions(const data_dir& dd, const std::string& topic) {
   BROOK_TRY(validate_topic_name(topic));
   auto n = dd.partition_count(topic);

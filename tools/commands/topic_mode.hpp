@@ -22,6 +22,10 @@ namespace brook::cli {
 /// Writable opens take the directory's lock and fail with LOG_DIR_LOCKED while another
 /// process holds it; read-only opens take no lock and write nothing.
 result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_only, bool create = false);
+/// How every command that wrote a data directory ends: one housekeeping pass (retention,
+/// segment.ms, flush.ms, the cleaner; data_dir::tick) so topic settings such as retention.ms
+/// take effect without a long-running process, then a clean close. The first error wins.
+result<void> housekeep_and_close(data_dir& dd);
 
 /// The topic's partition count, with an error naming the data directory for an invalid
 /// (INVALID_TOPIC_EXCEPTION) or unknown (UNKNOWN_TOPIC_OR_PARTITION) topic.

@@ -62,6 +62,10 @@ Options:
                        or a bad value is INVALID_CONFIG
   -h, --help           this help
 
+Commands that write the data directory (topics --create/--alter/--delete, produce,
+consume --group, groups --reset-offsets) apply retention.ms/retention.bytes,
+segment.ms, flush.ms and compaction once before they exit.
+
 Exit: 0 ok, 1 error (one line on stderr: "brook: CODE: ..."), 2 usage error.)txt",
                                {{"--data-dir", true},
                                 {"--create", false},
@@ -143,7 +147,7 @@ int create(const parsed_args& args, const fs::path& data, const std::string& top
   auto dd = open_data_dir(data, /*read_only=*/false, /*create=*/true);
   if (!dd) return fail(dd.error());
   auto r = (*dd)->create_topic(topic, tc);
-  auto c = (*dd)->close();
+  auto c = housekeep_and_close(**dd);
   if (!r) return fail(r.error());
   if (!c) return fail(c.error());
   fmt::print("Created topic {}.\n", topic);
@@ -156,7 +160,7 @@ int alter(const parsed_args& args, const fs::path& data, const std::string& topi
   auto dd = open_data_dir(data, /*read_only=*/false);
   if (!dd) return fail(dd.error());
   auto r = (*dd)->create_partitions(topic, total);
-  auto c = (*dd)->close();
+  auto c = housekeep_and_close(**dd);
   if (!r) return fail(r.error());
   if (!c) return fail(c.error());
   fmt::print("Topic {} now has {} partitions.\n", topic, total);
@@ -168,7 +172,7 @@ int remove(const fs::path& data, const std::string& topic) {
   auto dd = open_data_dir(data, /*read_only=*/false);
   if (!dd) return fail(dd.error());
   auto r = (*dd)->delete_topic(topic);
-  auto c = (*dd)->close();
+  auto c = housekeep_and_close(**dd);
   if (!r) return fail(r.error());
   if (!c) return fail(c.error());
   fmt::print("Deleted topic {}.\n", topic);
