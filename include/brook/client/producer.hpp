@@ -61,12 +61,26 @@
 
 namespace brook {
 
+/// The key or value of a producer_record: borrowed bytes (a nullable_bytes) that cannot be
+/// made from a temporary std::string. `rec.key = fmt::format(...)` would leave the record
+/// pointing at a string destroyed at the end of that statement; it does not compile (the
+/// rvalue constructor is deleted). Keep the string in a variable that outlives send().
+/// Thread-safety: a value.
+class record_bytes : public nullable_bytes {
+ public:
+  using nullable_bytes::nullable_bytes;
+  record_bytes() noexcept = default;
+  record_bytes(const nullable_bytes& b) noexcept : nullable_bytes(b) {}          // NOLINT: implicit
+  record_bytes(const std::string& s) noexcept : nullable_bytes(s) {}             // NOLINT: implicit
+  record_bytes(std::string&&) = delete;  // would dangle: see above
+};
+
 /// A record to send. The bytes are borrowed for the duration of send() only: send() copies them.
 struct producer_record {
   std::string topic{};
   std::optional<partition_id> partition{};  ///< explicit partition; else the partitioner decides
-  nullable_bytes key{};
-  nullable_bytes value{};
+  record_bytes key{};
+  record_bytes value{};
   std::span<const record_header> headers{};
   std::optional<timestamp_ms> timestamp{};  ///< CreateTime; default: the producer's clock at send()
 };
