@@ -189,3 +189,18 @@ TEST_CASE("node: errors are the parts' own", "[embedded][node]") {
   test::temp_dir other("brook-node");
   CHECK(node::open(other.path(), bad) == errc::invalid_config);
 }
+
+TEST_CASE("node: a group consumer keeps its group running after the node object is dropped",
+          "[embedded][node]") {
+  // The coordinator's timer and housekeeping belong to the parts the handles keep alive, so
+  // dropping the node without close() must not stop them under a live group member.
+  test::temp_dir tmp("brook-node");
+  auto n = open_node(tmp.path());
+  REQUIRE_OK(n->create_topic("t", {.partitions = 2}));
+  produce(*n, "t", 20, "r");
+  auto c = n->make_group_consumer(group("g"));
+  n.reset();
+  REQUIRE_OK(c->subscribe({"t"}));
+  CHECK(consume(*c, 20).size() == 20);
+  REQUIRE_OK(c->close());
+}

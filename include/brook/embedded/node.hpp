@@ -91,9 +91,9 @@ class node {
 
   node(const node&) = delete;
   node& operator=(const node&) = delete;
-  ~node() {
-    if (parts_) parts_->stop_background();  // the parts close when the last handle goes
-  }
+  /// Without close(): the parts (and their coordinator timer and housekeeping, which group
+  /// consumers and retention still need) live on until the last handle goes, then close.
+  ~node() = default;
 
   /// Opens (creating it when missing) the data directory at `dir`, replays committed offsets,
   /// starts the coordinator's timer and housekeeping. Errors: the data_dir's
