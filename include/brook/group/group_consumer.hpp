@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include <brook/core/assert.hpp>
 #include <brook/client/consumer.hpp>
 #include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
@@ -512,6 +513,9 @@ class group_consumer {
             return e;
           }
           member_id_ = jr->member_id;
+          // Generations only grow (a static member's rejoin may keep the current one).
+          BROOK_ASSERT(jr->generation >= generation_, "group {}: generation {} after {}", cfg_.group_id, jr->generation,
+                       generation_);
           generation_ = jr->generation;
           std::map<std::string, std::vector<std::byte>> assignments;
           if (jr->leader == member_id_ && !jr->members.empty()) {

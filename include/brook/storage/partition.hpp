@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include <brook/core/assert.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -48,6 +49,9 @@ class partition {
 
   /// Moves the high watermark forward (never back) and wakes waiting consumers.
   void advance_high_watermark(offset hw) noexcept {
+    // Callers compute hw from log ends under the lock that also guards truncation.
+    BROOK_ASSERT(hw <= log_->log_end_offset(), "{}-{}: high watermark {} past the log end {}", topic_, id_, hw,
+                 log_->log_end_offset());
     std::int64_t cur = hw_.load(std::memory_order_relaxed);
     while (cur < hw.value() && !hw_.compare_exchange_weak(cur, hw.value(), std::memory_order_acq_rel)) {
     }

@@ -63,6 +63,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
@@ -787,6 +788,8 @@ class partition_log {
     if (!s) return s.error();
     {
       std::lock_guard lk(segs_mu_);
+      BROOK_ASSERT(segs_.back()->base_offset() < base, "{}: rolled segment {} does not follow {}", dir_.string(), base,
+                   segs_.back()->base_offset());
       segs_.push_back(std::move(*s));
     }
     // Everything in the sealed segment is durable now.
@@ -803,6 +806,7 @@ class partition_log {
       n = std::min(n, segs_.size() - 1);
       gone.assign(segs_.begin(), segs_.begin() + static_cast<std::ptrdiff_t>(n));
       segs_.erase(segs_.begin(), segs_.begin() + static_cast<std::ptrdiff_t>(n));
+      BROOK_ASSERT(!segs_.empty(), "{}: a log keeps at least its active segment", dir_.string());
       offset first = segs_.front()->base_offset();
       if (log_start_offset() < first) log_start_.store(first.value(), std::memory_order_release);
     }

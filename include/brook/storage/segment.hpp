@@ -36,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/assert.hpp>
 #include <brook/storage/detail/index_file.hpp>
 #include <brook/core/result.hpp>
 #include <brook/storage/partition_files.hpp>
@@ -182,6 +183,9 @@ class segment {
     size_.store(pos + batches.size(), std::memory_order_release);
     while (p < end) {
       batch_header h = decode_batch_header_unchecked(p);
+      // The log validated and stamped these batches: offsets only grow within a segment.
+      BROOK_ASSERT(h.base_offset >= next, "{}: batch at offset {} overlaps the segment's end {}", log_path_.string(),
+                   h.base_offset, next);
       index_batch(h, file_pos(static_cast<std::int64_t>(at)));
       if (first_ts_.load(std::memory_order_relaxed) < 0 && at == 0)
         first_ts_.store(h.max_timestamp, std::memory_order_release);
