@@ -108,11 +108,17 @@ class node {
     return std::unique_ptr<node>(new node(std::move(p)));
   }
 
-  /// Creates a topic. Errors: topic_already_exists, invalid_topic_exception,
-  /// invalid_partitions, invalid_config (a bad override), the data_dir's.
+  /// Creates a topic. Errors: topic_already_exists, invalid_topic (Kafka's
+  /// INVALID_TOPIC_EXCEPTION), invalid_partitions, invalid_config (a bad override), closed,
+  /// the data_dir's.
   result<void> create_topic(const std::string& name, topic_config tc = {}) {
-    BROOK_TRY(check_open());
-    return parts_->dd->create_topic(name, std::move(tc));
+    std::shared_ptr<parts> p;
+    {
+      std::lock_guard l(mu_);  // a close() on another thread may reset parts_
+      p = parts_;
+    }
+    if (!p) return make_error(errc::closed, "node is closed");
+    return p->dd->create_topic(name, std::move(tc));
   }
 
   /// A producer writing to this node's topics (its sender thread starts now).
@@ -177,11 +183,6 @@ class node {
     std::lock_guard l(mu_);
     BROOK_ASSERT(parts_ != nullptr, "node used after close()");
     return *parts_;
-  }
-  result<void> check_open() const {
-    std::lock_guard l(mu_);
-    if (!parts_) return make_error(errc::closed, "node is closed");
-    return ok();
   }
   // Under the lock, so close() sees every handle counted or none of the object.
   template <typename T, typename Make>
