@@ -12,6 +12,7 @@
 #include <brook/core/types.hpp>
 
 #include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>

@@ -193,13 +193,13 @@ TEST_CASE("consumer protocol: malformed input is corrupt_message naming field an
   err(decode_subscription(cspan(from_hex("0000 fffffffe ffffffff"))));
   // userData length -2
   auto msg = err(decode_subscription(cspan(from_hex("0000 00000000 fffffffe"))));
-  CHECK(msg.find("'userData' at byte 6") != std::string::npos);
+  CHECK(msg.find("'UserData' at byte 6") != std::string::npos);
   // a null topic name in the assignment
   msg = err(decode_assignment(cspan(from_hex("0000 00000001 ffff 00000000 ffffffff"))));
-  CHECK(msg.find("assignedPartitions.topic") != std::string::npos);
+  CHECK(msg.find("'AssignedPartitions.Topic'") != std::string::npos);
   // partition count that cannot fit
   msg = err(decode_assignment(cspan(from_hex("0000 00000001 0001 74 7fffffff"))));
-  CHECK(msg.find("assignedPartitions.partitions") != std::string::npos);
+  CHECK(msg.find("'AssignedPartitions.Partitions'") != std::string::npos);
 }
 
 TEST_CASE("consumer protocol: seeded round trips at every version", "[group][consumer_protocol]") {

@@ -68,7 +68,7 @@ offset_commit_value random_offset_value(std::mt19937& rng) {
   v.commit_timestamp = random_i64(rng);
   if (rng() % 3 == 0) {
     v.expire_timestamp = random_i64(rng);
-    if (*v.expire_timestamp == -1) v.expire_timestamp = 5;  // -1 is "none" on the wire
+    if (v.expire_timestamp == -1) v.expire_timestamp = 5;  // -1 is "none"
   }
   return v;
 }
@@ -99,7 +99,7 @@ group_metadata_value random_group_value(std::mt19937& rng) {
 /// What decoding the encoding at `version` must give: the fields the version lacks at their defaults.
 offset_commit_value as_seen_at(offset_commit_value v, std::int16_t version) {
   if (version < 3) v.leader_epoch = -1;
-  if (version != 1) v.expire_timestamp.reset();
+  if (version != 1) v.expire_timestamp = -1;
   return v;
 }
 group_metadata_value as_seen_at(group_metadata_value g, std::int16_t version) {
@@ -178,14 +178,14 @@ TEST_CASE("offset commit value: golden bytes at every version", "[group][offsets
     auto d = decode_offset_commit_value(cspan(golden));
     REQUIRE(d.has_value());
     CHECK(d->leader_epoch == -1);
-    CHECK(d->expire_timestamp == std::optional<std::int64_t>(2000));
+    CHECK(d->expire_timestamp == 2000);
     CHECK(d->metadata == "m");
   }
   SECTION("v1 with expireTimestamp -1 reads back as no expiry") {
     const bytes b = from_hex("0001 0000000000000005 0000 00000000000003e8 ffffffffffffffff");
     auto d = decode_offset_commit_value(cspan(b));
     REQUIRE(d.has_value());
-    CHECK_FALSE(d->expire_timestamp.has_value());
+    CHECK(d->expire_timestamp == -1);
     CHECK(d->metadata.empty());
   }
   SECTION("v0 and v2: offset, metadata, commit timestamp") {

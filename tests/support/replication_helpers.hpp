@@ -1,6 +1,5 @@
-// Helpers shared by the replication tests: strong ints printed as numbers in Catch messages,
-// REQUIRE_OK (fails with the error's text), and image_builder, a cluster image assembled from
-// metadata records the way the controller's log builds one.
+// Helpers shared by the replication tests (with support/checks.hpp): image_builder, a
+// cluster image assembled from metadata records the way the controller's log builds one.
 #pragma once
 
 #include <cstdint>
@@ -16,21 +15,7 @@
 #include <brook/replication/metadata_records.hpp>
 #include <brook/core/types.hpp>
 
-// Strong ints (offset, leader_epoch, ...) print their value in failure messages.
-namespace Catch {
-template <typename Tag, typename Rep>
-struct StringMaker<brook::strong_int<Tag, Rep>> {
-  static std::string convert(const brook::strong_int<Tag, Rep>& v) { return std::to_string(v.value()); }
-};
-}  // namespace Catch
-
-// Binds by reference (a temporary lives to the end of the statement block), so results of
-// move-only values (result<std::unique_ptr<T>>) can be checked in place.
-#define REQUIRE_OK(expr)                                    \
-  do {                                                      \
-    const auto& _r = (expr);                                \
-    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
-  } while (0)
+#include "support/checks.hpp"
 
 namespace brook::test {
 

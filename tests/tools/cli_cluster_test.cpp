@@ -20,6 +20,7 @@
 
 #include <brook/replication/cluster.hpp>
 
+#include "support/checks.hpp"
 #include "support/cli_runner.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
@@ -35,12 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace brook;
 using namespace brook::test::cli;
-
-#define REQUIRE_OK(expr)                                    \
-  do {                                                      \
-    auto _r = (expr);                                       \
-    if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
-  } while (0)
 
 /// A 3-broker cluster on a manual clock under `root`.
 struct fixture {

@@ -54,6 +54,7 @@ enum class errc : int {
   rebalance_in_progress = 27,
   invalid_commit_offset_size = 28,
   invalid_timestamp = 32,
+  unsupported_version = 35,
   topic_already_exists = 36,
   invalid_partitions = 37,
   invalid_replication_factor = 38,
@@ -114,6 +115,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
     case errc::invalid_commit_offset_size: return "INVALID_COMMIT_OFFSET_SIZE";
     case errc::invalid_timestamp: return "INVALID_TIMESTAMP";
+    case errc::unsupported_version: return "UNSUPPORTED_VERSION";
     case errc::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
     case errc::invalid_partitions: return "INVALID_PARTITIONS";
     case errc::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";

@@ -56,6 +56,7 @@
 #include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
 #include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 
 namespace brook {
 
@@ -85,58 +86,92 @@ struct consumer_protocol_assignment {
 
 namespace detail {
 
-/// Writes [topic string, [int32]] groups for runs of equal topics, in the order given.
-inline void write_topic_partitions(message_writer& w,
-                                   const std::vector<std::pair<std::string, std::vector<std::int32_t>>>& g) {
-  w.array_length(g.size());
-  for (const auto& [topic, parts] : g) {
-    w.string(topic);
-    w.array_length(parts.size());
-    for (auto p : parts) w.int32(p);
+/// One topic's partitions (ConsumerProtocolSubscription.TopicPartition, ConsumerProtocolAssignment.TopicPartition).
+struct wire_topic_partitions {
+  std::string topic;
+  std::vector<std::int32_t> partitions;
+  friend bool operator==(const wire_topic_partitions&, const wire_topic_partitions&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    return structure<wire_topic_partitions>(field("Topic", &wire_topic_partitions::topic),
+                                            field("Partitions", &wire_topic_partitions::partitions));
   }
-}
+};
 
-/// Groups partitions by topic in order of each topic's first appearance (ConsumerProtocol.serializeAssignment).
-inline std::vector<std::pair<std::string, std::vector<std::int32_t>>> group_by_first_appearance(
-    const std::vector<topic_partition>& tps) {
-  std::vector<std::pair<std::string, std::vector<std::int32_t>>> out;
-  std::map<std::string_view, std::size_t> index;
+/// ConsumerProtocolSubscription.json as it is on the wire.
+struct wire_subscription {
+  std::vector<std::string> topics;
+  std::optional<std::vector<std::byte>> user_data;
+  std::vector<wire_topic_partitions> owned_partitions;
+  std::int32_t generation_id = -1;
+  std::optional<std::string> rack_id;
+  friend bool operator==(const wire_subscription&, const wire_subscription&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using w = wire_subscription;
+    return message<w>({.name = "ConsumerProtocolSubscription", .valid = between(0, 3)}, field("Topics", &w::topics),
+                      field("UserData", &w::user_data),
+                      field("OwnedPartitions", &w::owned_partitions).in(since(1)).ignorable(),
+                      field("GenerationId", &w::generation_id).in(since(2)).ignorable(),
+                      field("RackId", &w::rack_id).in(since(3)).ignorable());
+  }
+};
+
+/// ConsumerProtocolAssignment.json as it is on the wire.
+struct wire_assignment {
+  std::vector<wire_topic_partitions> assigned_partitions;
+  std::optional<std::vector<std::byte>> user_data;
+  friend bool operator==(const wire_assignment&, const wire_assignment&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using w = wire_assignment;
+    return message<w>({.name = "ConsumerProtocolAssignment", .valid = between(0, 3)},
+                      field("AssignedPartitions", &w::assigned_partitions), field("UserData", &w::user_data));
+  }
+};
+
+/// Runs of equal topics, in the order given, one group each.
+inline std::vector<wire_topic_partitions> group_runs(const std::vector<topic_partition>& tps) {
+  std::vector<wire_topic_partitions> out;
   for (const auto& tp : tps) {
-    auto [it, inserted] = index.emplace(tp.topic, out.size());
-    if (inserted) out.emplace_back(tp.topic, std::vector<std::int32_t>{});  // key views tp.topic (outlives the map)
-    out[it->second].second.push_back(tp.partition.value());
+    if (out.empty() || out.back().topic != tp.topic) out.push_back({tp.topic, {}});
+    out.back().partitions.push_back(tp.partition.value());
   }
   return out;
 }
 
-/// Reads [topic string, [int32]] groups and flattens them.
-inline result<void> read_topic_partitions(message_reader& r, std::string_view field,
-                                          std::vector<topic_partition>& out) {
-  std::size_t topics = 0;
-  BROOK_TRY(r.array_length(field, 6, topics));  // at least: empty topic (2) + partition count (4)
-  const std::string topic_field = std::string(field) + ".topic";
-  const std::string parts_field = std::string(field) + ".partitions";
-  for (std::size_t i = 0; i < topics; ++i) {
-    std::string topic;
-    BROOK_TRY(r.string(topic_field, topic));
-    std::size_t n = 0;
-    BROOK_TRY(r.array_length(parts_field, 4, n));
-    for (std::size_t j = 0; j < n; ++j) {
-      std::int32_t p = 0;
-      BROOK_TRY(r.int32(parts_field, p));
-      out.push_back(topic_partition{topic, partition_id{p}});
-    }
+/// Groups partitions by topic in order of each topic's first appearance (ConsumerProtocol.serializeAssignment).
+inline std::vector<wire_topic_partitions> group_by_first_appearance(const std::vector<topic_partition>& tps) {
+  std::vector<wire_topic_partitions> out;
+  std::map<std::string_view, std::size_t> index;
+  for (const auto& tp : tps) {
+    auto [it, inserted] = index.emplace(tp.topic, out.size());
+    if (inserted) out.push_back({tp.topic, {}});  // key views tp.topic (outlives the map)
+    out[it->second].partitions.push_back(tp.partition.value());
   }
-  return ok();
+  return out;
 }
 
-/// Reads the int16 version that starts both messages; negative versions are corrupt,
-/// versions above 3 are parsed as 3 (ConsumerProtocol.checkSubscriptionVersion).
-inline result<void> read_consumer_protocol_version(message_reader& r, std::int16_t& wire, std::int16_t& parse_as) {
-  BROOK_TRY(r.int16("version", wire));
-  if (wire < 0) return r.fail_at(0, "version", "unsupported negative version {}", wire);
-  parse_as = wire > consumer_protocol_version ? consumer_protocol_version : wire;
-  return ok();
+inline std::vector<topic_partition> flatten(const std::vector<wire_topic_partitions>& groups) {
+  std::vector<topic_partition> out;
+  for (const auto& g : groups)
+    for (auto p : g.partitions) out.push_back(topic_partition{g.topic, partition_id{p}});
+  return out;
+}
+
+/// Reads the int16 version that starts both messages, then the message: a negative version
+/// is corrupt, a version above 3 is parsed as 3 (ConsumerProtocol.checkSubscriptionVersion),
+/// and bytes after the last known field are ignored (fields of a newer version, as Java does).
+template <typename T>
+result<T> decode_consumer_protocol(std::span<const std::byte> bytes, std::int16_t& wire_version) {
+  constexpr std::string_view name = codec::schema_of<T>.info.name;
+  codec::message_reader r(bytes, std::string(name));
+  BROOK_TRY(r.int16("version", wire_version));
+  if (wire_version < 0) return r.fail_at(0, "version", "unsupported negative version {}", wire_version);
+  r.set_what(fmt::format("{} v{}", name, wire_version));
+  T out;
+  BROOK_TRY(codec::read(r, out, std::min(wire_version, consumer_protocol_version)));
+  return out;
 }
 
 }  // namespace detail
@@ -148,23 +183,10 @@ inline result<void> read_consumer_protocol_version(message_reader& r, std::int16
 /// REQUIRES: 0 <= s.version <= 3; topic names <= 32767 bytes.
 inline std::vector<std::byte> encode(const consumer_protocol_subscription& s) {
   BROOK_ASSERT(s.version >= 0 && s.version <= consumer_protocol_version, "ConsumerProtocolSubscription v{}", s.version);
-  detail::message_writer w;
-  w.int16(s.version);
-  w.array_length(s.topics.size());
-  for (const auto& t : s.topics) w.string(t);
-  w.nullable_bytes(s.user_data);
-  if (s.version >= 1) {
-    // Runs of equal topics form one group (Java sorts first, so each topic appears once).
-    std::vector<std::pair<std::string, std::vector<std::int32_t>>> groups;
-    for (const auto& tp : s.owned_partitions) {
-      if (groups.empty() || groups.back().first != tp.topic) groups.emplace_back(tp.topic, std::vector<std::int32_t>{});
-      groups.back().second.push_back(tp.partition.value());
-    }
-    detail::write_topic_partitions(w, groups);
-  }
-  if (s.version >= 2) w.int32(s.generation);
-  if (s.version >= 3) w.nullable_string(s.rack_id);
-  return std::move(w).finish();
+  // Runs of equal topics form one group (Java sorts first, so each topic appears once).
+  const detail::wire_subscription w{s.topics, s.user_data, detail::group_runs(s.owned_partitions), s.generation,
+                                    s.rack_id};
+  return codec::encode_prefixed(s.version, w, s.version);
 }
 
 /// What the Java client sends in JoinGroup for `m` (ConsumerProtocol.serializeSubscription):
@@ -182,36 +204,24 @@ inline std::vector<std::byte> encode_subscription(const member_subscription& m) 
 
 /// Decodes a subscription of any version (see the top of this file).
 inline result<consumer_protocol_subscription> decode_consumer_protocol_subscription(std::span<const std::byte> bytes) {
-  detail::message_reader r(bytes, "ConsumerProtocolSubscription");
   consumer_protocol_subscription s;
-  std::int16_t v = 0;
-  BROOK_TRY(detail::read_consumer_protocol_version(r, s.version, v));
-  const std::string what = fmt::format("ConsumerProtocolSubscription v{}", s.version);
-  r.set_what(what);
-  std::size_t n = 0;
-  BROOK_TRY(r.array_length("topics", 2, n));
-  s.topics.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::string t;
-    BROOK_TRY(r.string("topics", t));
-    s.topics.push_back(std::move(t));
-  }
-  BROOK_TRY(r.nullable_bytes("userData", s.user_data));
-  if (v >= 1) BROOK_TRY(detail::read_topic_partitions(r, "ownedPartitions", s.owned_partitions));
-  if (v >= 2) BROOK_TRY(r.int32("generationId", s.generation));
-  if (v >= 3) BROOK_TRY(r.nullable_string("rackId", s.rack_id));
-  return s;  // trailing bytes: fields of a newer version (ignored, as Java does)
+  BROOK_TRY_ASSIGN(auto w, detail::decode_consumer_protocol<detail::wire_subscription>(bytes, s.version));
+  s.topics = std::move(w.topics);
+  s.user_data = std::move(w.user_data);
+  s.owned_partitions = detail::flatten(w.owned_partitions);
+  s.generation = w.generation_id;
+  s.rack_id = std::move(w.rack_id);
+  return s;
 }
 
 /// Decodes a subscription into the assignor's view: topics, owned partitions and
 /// generation; member_id and group_instance_id are left empty for the caller to fill.
 inline result<member_subscription> decode_subscription(std::span<const std::byte> bytes) {
-  auto s = decode_consumer_protocol_subscription(bytes);
-  if (!s) return s.error();
+  BROOK_TRY_ASSIGN(auto s, decode_consumer_protocol_subscription(bytes));
   member_subscription m;
-  m.topics = std::move(s->topics);
-  m.owned_partitions = std::move(s->owned_partitions);
-  m.generation = s->generation;
+  m.topics = std::move(s.topics);
+  m.owned_partitions = std::move(s.owned_partitions);
+  m.generation = s.generation;
   return m;
 }
 
@@ -221,11 +231,8 @@ inline result<member_subscription> decode_subscription(std::span<const std::byte
 /// topic in order of first appearance as Java does. REQUIRES: 0 <= a.version <= 3.
 inline std::vector<std::byte> encode(const consumer_protocol_assignment& a) {
   BROOK_ASSERT(a.version >= 0 && a.version <= consumer_protocol_version, "ConsumerProtocolAssignment v{}", a.version);
-  detail::message_writer w;
-  w.int16(a.version);
-  detail::write_topic_partitions(w, detail::group_by_first_appearance(a.partitions));
-  w.nullable_bytes(a.user_data);
-  return std::move(w).finish();
+  const detail::wire_assignment w{detail::group_by_first_appearance(a.partitions), a.user_data};
+  return codec::encode_prefixed(a.version, w, a.version);
 }
 
 /// What the Java group leader sends a member in SyncGroup for `partitions`: version 3,
@@ -238,22 +245,17 @@ inline std::vector<std::byte> encode_assignment(const std::vector<topic_partitio
 
 /// Decodes an assignment of any version.
 inline result<consumer_protocol_assignment> decode_consumer_protocol_assignment(std::span<const std::byte> bytes) {
-  detail::message_reader r(bytes, "ConsumerProtocolAssignment");
   consumer_protocol_assignment a;
-  std::int16_t v = 0;
-  BROOK_TRY(detail::read_consumer_protocol_version(r, a.version, v));
-  const std::string what = fmt::format("ConsumerProtocolAssignment v{}", a.version);
-  r.set_what(what);
-  BROOK_TRY(detail::read_topic_partitions(r, "assignedPartitions", a.partitions));
-  BROOK_TRY(r.nullable_bytes("userData", a.user_data));
-  return a;  // trailing bytes: fields of a newer version (ignored, as Java does)
+  BROOK_TRY_ASSIGN(auto w, detail::decode_consumer_protocol<detail::wire_assignment>(bytes, a.version));
+  a.partitions = detail::flatten(w.assigned_partitions);
+  a.user_data = std::move(w.user_data);
+  return a;
 }
 
 /// Decodes an assignment into its partitions, in wire order.
 inline result<std::vector<topic_partition>> decode_assignment(std::span<const std::byte> bytes) {
-  auto a = decode_consumer_protocol_assignment(bytes);
-  if (!a) return a.error();
-  return std::move(a->partitions);
+  BROOK_TRY_ASSIGN(auto a, decode_consumer_protocol_assignment(bytes));
+  return std::move(a.partitions);
 }
 
 }  // namespace brook

@@ -102,6 +102,7 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 
 namespace brook {
 
@@ -125,6 +126,12 @@ struct offset_commit_key {
   std::string topic;
   std::int32_t partition = 0;
   friend bool operator==(const offset_commit_key&, const offset_commit_key&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using k = offset_commit_key;
+    return message<k>({.name = "OffsetCommitKey", .valid = only(0)}, field("group", &k::group),
+                      field("topic", &k::topic), field("partition", &k::partition));
+  }
 };
 
 /// A committed offset. Thread-safety: value.
@@ -133,14 +140,27 @@ struct offset_commit_value {
   std::int32_t leader_epoch = -1;  ///< -1 = unknown
   std::string metadata;
   std::int64_t commit_timestamp = 0;
-  std::optional<std::int64_t> expire_timestamp;  ///< set only by old clients (OffsetCommit v1); forces value v1
+  std::int64_t expire_timestamp = -1;  ///< -1 = none; set only by old clients (OffsetCommit v1); forces value v1
   friend bool operator==(const offset_commit_value&, const offset_commit_value&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using v = offset_commit_value;
+    return message<v>({.name = "OffsetCommitValue", .valid = between(0, 4), .flexible = since(4)},
+                      field("offset", &v::offset), field("leaderEpoch", &v::leader_epoch).in(since(3)).ignorable(),
+                      field("metadata", &v::metadata), field("commitTimestamp", &v::commit_timestamp),
+                      field("expireTimestamp", &v::expire_timestamp).in(only(1)).ignorable());
+  }
 };
 
 /// Key of a group's metadata. Thread-safety: value.
 struct group_metadata_key {
   std::string group;
   friend bool operator==(const group_metadata_key&, const group_metadata_key&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    return message<group_metadata_key>({.name = "GroupMetadataKey", .valid = only(0)},
+                                       field("group", &group_metadata_key::group));
+  }
 };
 
 /// One member of a classic group as stored in its group metadata. Thread-safety: value.
@@ -154,6 +174,16 @@ struct group_member_metadata {
   std::vector<std::byte> subscription;  ///< the member's metadata for the chosen protocol
   std::vector<std::byte> assignment;    ///< what the leader assigned it
   friend bool operator==(const group_member_metadata&, const group_member_metadata&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using m = group_member_metadata;
+    return structure<m>(field("memberId", &m::member_id),
+                        field("groupInstanceId", &m::group_instance_id).in(since(3)).ignorable(),
+                        field("clientId", &m::client_id), field("clientHost", &m::client_host),
+                        field("rebalanceTimeout", &m::rebalance_timeout_ms).in(since(1)).ignorable(),
+                        field("sessionTimeout", &m::session_timeout_ms), field("subscription", &m::subscription),
+                        field("assignment", &m::assignment));
+  }
 };
 
 /// A classic group's state (GroupMetadataValue). Thread-safety: value.
@@ -165,6 +195,15 @@ struct group_metadata_value {
   std::int64_t current_state_timestamp = -1;
   std::vector<group_member_metadata> members;
   friend bool operator==(const group_metadata_value&, const group_metadata_value&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using g = group_metadata_value;
+    return message<g>({.name = "GroupMetadataValue", .valid = between(0, 4), .flexible = since(4)},
+                      field("protocolType", &g::protocol_type), field("generation", &g::generation),
+                      field("protocol", &g::protocol), field("leader", &g::leader),
+                      field("currentStateTimestamp", &g::current_state_timestamp).in(since(2)).ignorable(),
+                      field("members", &g::members));
+  }
 };
 
 /// A decoded key: which kind of record, and its fields.
@@ -172,46 +211,44 @@ using offsets_topic_key = std::variant<offset_commit_key, group_metadata_key>;
 
 // ------------------------------------------------------------------ encoding
 
+namespace detail {
+/// Reads the int16 value version, checks it against [0, max], and decodes the rest as T.
+template <typename T>
+result<T> decode_versioned_value(std::span<const std::byte> bytes, std::int16_t max) {
+  constexpr std::string_view name = codec::schema_of<T>.info.name;
+  codec::message_reader r(bytes, std::string(name));
+  std::int16_t version = 0;
+  BROOK_TRY(r.int16("version", version));
+  if (version < 0 || version > max)
+    return r.fail_at(0, "version", "unknown {} version {} (brook reads 0..{})", name, version, max);
+  r.set_what(fmt::format("{} v{}", name, version));
+  T out;
+  BROOK_TRY(codec::read(r, out, version));
+  BROOK_TRY(r.expect_end());
+  return out;
+}
+}  // namespace detail
+
 /// Offset commit key, record type 1 (what Kafka writes). REQUIRES: group, topic <= 32767 bytes.
 inline std::vector<std::byte> encode(const offset_commit_key& k) {
-  detail::message_writer w;
-  w.int16(offsets_key_offset_commit);
-  w.string(k.group);
-  w.string(k.topic);
-  w.int32(k.partition);
-  return std::move(w).finish();
+  return codec::encode_prefixed(offsets_key_offset_commit, k, 0);
 }
 
 /// Group metadata key, record type 2. REQUIRES: group <= 32767 bytes.
 inline std::vector<std::byte> encode(const group_metadata_key& k) {
-  detail::message_writer w;
-  w.int16(offsets_key_group_metadata);
-  w.string(k.group);
-  return std::move(w).finish();
+  return codec::encode_prefixed(offsets_key_group_metadata, k, 0);
 }
 
 /// The value version Kafka writes for v: 1 when an expire timestamp is set, else 3.
 inline std::int16_t offset_commit_value_version_for(const offset_commit_value& v) noexcept {
-  return v.expire_timestamp ? 1 : 3;
+  return v.expire_timestamp != -1 ? 1 : 3;
 }
 
 /// Offset commit value at an explicit version 0..4; fields the version lacks are
 /// dropped (expire timestamp outside v1 is written nowhere, leader epoch before v3).
 /// REQUIRES: 0 <= version <= 4, metadata <= 32767 bytes.
 inline std::vector<std::byte> encode(const offset_commit_value& v, std::int16_t version) {
-  BROOK_ASSERT(version >= 0 && version <= offset_commit_value_max_version, "OffsetCommitValue v{}", version);
-  detail::message_writer w;
-  w.int16(version);
-  w.int64(v.offset);
-  if (version >= 3) w.int32(v.leader_epoch);
-  if (version >= 4)
-    w.compact_string(v.metadata);
-  else
-    w.string(v.metadata);
-  w.int64(v.commit_timestamp);
-  if (version == 1) w.int64(v.expire_timestamp.value_or(-1));
-  if (version >= 4) w.no_tagged_fields();
-  return std::move(w).finish();
+  return codec::encode_prefixed(version, v, version);
 }
 
 /// Offset commit value at the version Kafka writes: v3, or v1 when expire_timestamp is set.
@@ -222,34 +259,7 @@ inline std::vector<std::byte> encode(const offset_commit_value& v) {
 /// Group metadata value at an explicit version 0..4; fields the version lacks are dropped.
 /// REQUIRES: 0 <= version <= 4, strings <= 32767 bytes.
 inline std::vector<std::byte> encode(const group_metadata_value& g, std::int16_t version) {
-  BROOK_ASSERT(version >= 0 && version <= group_metadata_value_max_version, "GroupMetadataValue v{}", version);
-  const bool flexible = version >= 4;
-  detail::message_writer w;
-  auto str = [&](const std::string& s) { flexible ? w.compact_string(s) : w.string(s); };
-  auto nstr = [&](const std::optional<std::string>& s) {
-    flexible ? w.compact_nullable_string(s) : w.nullable_string(s);
-  };
-  auto bytes = [&](const std::vector<std::byte>& b) { flexible ? w.compact_bytes(b) : w.bytes(b); };
-  w.int16(version);
-  str(g.protocol_type);
-  w.int32(g.generation);
-  nstr(g.protocol);
-  nstr(g.leader);
-  if (version >= 2) w.int64(g.current_state_timestamp);
-  flexible ? w.compact_array_length(g.members.size()) : w.array_length(g.members.size());
-  for (const auto& m : g.members) {
-    str(m.member_id);
-    if (version >= 3) nstr(m.group_instance_id);
-    str(m.client_id);
-    str(m.client_host);
-    if (version >= 1) w.int32(m.rebalance_timeout_ms);
-    w.int32(m.session_timeout_ms);
-    bytes(m.subscription);
-    bytes(m.assignment);
-    if (flexible) w.no_tagged_fields();
-  }
-  if (flexible) w.no_tagged_fields();
-  return std::move(w).finish();
+  return codec::encode_prefixed(version, g, version);
 }
 
 /// Group metadata value at the version Kafka writes: v3.
@@ -259,22 +269,20 @@ inline std::vector<std::byte> encode(const group_metadata_value& g) { return enc
 
 /// Decodes a key of any type Kafka writes for offsets and classic groups (0, 1, 2).
 inline result<offsets_topic_key> decode_offsets_topic_key(std::span<const std::byte> bytes) {
-  detail::message_reader r(bytes, "__consumer_offsets key");
+  codec::message_reader r(bytes, "__consumer_offsets key");
   std::int16_t type = 0;
   BROOK_TRY(r.int16("record type", type));
   if (type == offsets_key_legacy_offset_commit || type == offsets_key_offset_commit) {
     r.set_what(type == 0 ? "LegacyOffsetCommitKey" : "OffsetCommitKey");
     offset_commit_key k;
-    BROOK_TRY(r.string("group", k.group));
-    BROOK_TRY(r.string("topic", k.topic));
-    BROOK_TRY(r.int32("partition", k.partition));
+    BROOK_TRY(codec::read(r, k, 0));
     BROOK_TRY(r.expect_end());
     return offsets_topic_key(std::move(k));
   }
   if (type == offsets_key_group_metadata) {
     r.set_what("GroupMetadataKey");
     group_metadata_key k;
-    BROOK_TRY(r.string("group", k.group));
+    BROOK_TRY(codec::read(r, k, 0));
     BROOK_TRY(r.expect_end());
     return offsets_topic_key(std::move(k));
   }
@@ -284,83 +292,15 @@ inline result<offsets_topic_key> decode_offsets_topic_key(std::span<const std::b
 
 /// Decodes an offset commit value of version 0..4.
 inline result<offset_commit_value> decode_offset_commit_value(std::span<const std::byte> bytes) {
-  detail::message_reader r(bytes, "OffsetCommitValue");
-  std::int16_t version = 0;
-  BROOK_TRY(r.int16("version", version));
-  if (version < 0 || version > offset_commit_value_max_version)
-    return r.fail_at(0, "version", "unknown OffsetCommitValue version {} (brook reads 0..{})", version,
-                     offset_commit_value_max_version);
-  const std::string what = fmt::format("OffsetCommitValue v{}", version);
-  r.set_what(what);
-  offset_commit_value v;
-  BROOK_TRY(r.int64("offset", v.offset));
-  if (version >= 3) BROOK_TRY(r.int32("leaderEpoch", v.leader_epoch));
-  if (version >= 4)
-    BROOK_TRY(r.compact_string("metadata", v.metadata));
-  else
-    BROOK_TRY(r.string("metadata", v.metadata));
-  BROOK_TRY(r.int64("commitTimestamp", v.commit_timestamp));
-  if (version == 1) {
-    std::int64_t expire = -1;
-    BROOK_TRY(r.int64("expireTimestamp", expire));
-    if (expire != -1) v.expire_timestamp = expire;
-  }
-  if (version >= 4) BROOK_TRY(r.skip_tagged_fields("_tagged_fields"));
-  BROOK_TRY(r.expect_end());
-  return v;
+  return detail::decode_versioned_value<offset_commit_value>(bytes, offset_commit_value_max_version);
 }
 
-/// Decodes a group metadata value of version 0..4.
+/// Decodes a group metadata value of version 0..4. At v0, which has no rebalance timeout,
+/// each member's reads back as its session timeout (as GroupMetadataManager did).
 inline result<group_metadata_value> decode_group_metadata_value(std::span<const std::byte> bytes) {
-  detail::message_reader r(bytes, "GroupMetadataValue");
-  std::int16_t version = 0;
-  BROOK_TRY(r.int16("version", version));
-  if (version < 0 || version > group_metadata_value_max_version)
-    return r.fail_at(0, "version", "unknown GroupMetadataValue version {} (brook reads 0..{})", version,
-                     group_metadata_value_max_version);
-  const std::string what = fmt::format("GroupMetadataValue v{}", version);
-  r.set_what(what);
-  const bool flexible = version >= 4;
-  auto str = [&](std::string_view f, std::string& out) {
-    return flexible ? r.compact_string(f, out) : r.string(f, out);
-  };
-  auto nstr = [&](std::string_view f, std::optional<std::string>& out) {
-    return flexible ? r.compact_nullable_string(f, out) : r.nullable_string(f, out);
-  };
-  auto bytes_ = [&](std::string_view f, std::vector<std::byte>& out) {
-    return flexible ? r.compact_bytes(f, out) : r.bytes(f, out);
-  };
-
-  group_metadata_value g;
-  BROOK_TRY(str("protocolType", g.protocol_type));
-  BROOK_TRY(r.int32("generation", g.generation));
-  BROOK_TRY(nstr("protocol", g.protocol));
-  BROOK_TRY(nstr("leader", g.leader));
-  if (version >= 2) BROOK_TRY(r.int64("currentStateTimestamp", g.current_state_timestamp));
-  // Smallest member: 3 empty strings + 2 int32 + 2 empty bytes (v0, non-flexible) = 6+4+8 = 18 bytes;
-  // flexible: 3 one-byte strings + instance id + 2 int32 + 2 one-byte bytes + tags = 15. Use the lower bound.
-  std::size_t count = 0;
-  if (flexible)
-    BROOK_TRY(r.compact_array_length("members", 15, count));
-  else
-    BROOK_TRY(r.array_length("members", 18, count));
-  g.members.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    group_member_metadata m;
-    BROOK_TRY(str("members.memberId", m.member_id));
-    if (version >= 3) BROOK_TRY(nstr("members.groupInstanceId", m.group_instance_id));
-    BROOK_TRY(str("members.clientId", m.client_id));
-    BROOK_TRY(str("members.clientHost", m.client_host));
-    if (version >= 1) BROOK_TRY(r.int32("members.rebalanceTimeout", m.rebalance_timeout_ms));
-    BROOK_TRY(r.int32("members.sessionTimeout", m.session_timeout_ms));
-    if (version == 0) m.rebalance_timeout_ms = m.session_timeout_ms;
-    BROOK_TRY(bytes_("members.subscription", m.subscription));
-    BROOK_TRY(bytes_("members.assignment", m.assignment));
-    if (flexible) BROOK_TRY(r.skip_tagged_fields("members._tagged_fields"));
-    g.members.push_back(std::move(m));
-  }
-  if (flexible) BROOK_TRY(r.skip_tagged_fields("_tagged_fields"));
-  BROOK_TRY(r.expect_end());
+  auto g = detail::decode_versioned_value<group_metadata_value>(bytes, group_metadata_value_max_version);
+  if (g && !bytes.empty() && detail::load_be16(bytes.data()) == 0)
+    for (auto& m : g->members) m.rebalance_timeout_ms = m.session_timeout_ms;
   return g;
 }
 

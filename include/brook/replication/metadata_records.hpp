@@ -12,16 +12,8 @@
 // flexible from version 0 ("flexibleVersions": "0+"): strings, arrays and
 // bytes use the compact forms and every struct ends with a tagged-field section.
 //
-// Primitive types (as Kafka's generated code writes them):
-//   int8/int16/int32/int64  big-endian two's complement; uint16 big-endian
-//   bool                    one byte, 0 = false, anything else = true (Readable.readByte() != 0)
-//   uuid                    16 bytes: most significant 8 bytes, then least significant 8
-//   uvarint                 unsigned base-128, low group first, at most 5 bytes
-//   compact string          uvarint N+1, N bytes of UTF-8 (uvarint 0 = null, nullable fields only)
-//   compact [T]             uvarint N+1, N elements (uvarint 0 = null, nullable fields only)
-//   tagged fields           uvarint count, then per field in ascending tag order:
-//                           uvarint tag | uvarint size | size bytes (the field as it would be
-//                           written in the body). A tagged field equal to its default is not written.
+// Primitive types are those of Kafka's generated messages (codec/message_codec.hpp);
+// each record below is a field table (codec/schema.hpp) transcribed from its JSON.
 //
 // FRAME (AbstractApiMessageSerde, frame version 1):
 //   +---------------+-----------+-----------+-----------------------------+
@@ -128,8 +120,8 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
-#include <brook/format/bytes.hpp>
 #include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 
 namespace brook::metadata {
 
@@ -157,6 +149,12 @@ struct broker_endpoint {
   std::uint16_t port = 0;
   std::int16_t security_protocol = 0;
   friend bool operator==(const broker_endpoint&, const broker_endpoint&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    return structure<broker_endpoint>(field("Name", &broker_endpoint::name), field("Host", &broker_endpoint::host),
+                                      field("Port", &broker_endpoint::port),
+                                      field("SecurityProtocol", &broker_endpoint::security_protocol));
+  }
 };
 
 struct broker_feature {
@@ -164,6 +162,12 @@ struct broker_feature {
   std::int16_t min_supported_version = 0;
   std::int16_t max_supported_version = 0;
   friend bool operator==(const broker_feature&, const broker_feature&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    return structure<broker_feature>(field("Name", &broker_feature::name),
+                                     field("MinSupportedVersion", &broker_feature::min_supported_version),
+                                     field("MaxSupportedVersion", &broker_feature::max_supported_version));
+  }
 };
 
 struct register_broker_record {
@@ -179,6 +183,16 @@ struct register_broker_record {
   bool fenced = true;
   bool in_controlled_shutdown = false;  ///< v1+
   friend bool operator==(const register_broker_record&, const register_broker_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = register_broker_record;
+    return message<r>({.name = "RegisterBrokerRecord", .valid = between(0, 3), .flexible = since(0), .api_key = 0},
+                      field("BrokerId", &r::broker_id),
+                      field("IsMigratingZkBroker", &r::is_migrating_zk_broker).in(since(2)),
+                      field("IncarnationId", &r::incarnation_id), field("BrokerEpoch", &r::broker_epoch),
+                      field("EndPoints", &r::endpoints), field("Features", &r::features), field("Rack", &r::rack),
+                      field("Fenced", &r::fenced), field("InControlledShutdown", &r::in_controlled_shutdown).in(since(1)));
+  }
 };
 
 struct unregister_broker_record {
@@ -187,6 +201,12 @@ struct unregister_broker_record {
   std::int32_t broker_id = 0;
   std::int64_t broker_epoch = 0;
   friend bool operator==(const unregister_broker_record&, const unregister_broker_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = unregister_broker_record;
+    return message<r>({.name = "UnregisterBrokerRecord", .valid = only(0), .flexible = since(0), .api_key = 1},
+                      field("BrokerId", &r::broker_id), field("BrokerEpoch", &r::broker_epoch));
+  }
 };
 
 struct topic_record {
@@ -195,6 +215,12 @@ struct topic_record {
   std::string name{};
   uuid topic_id{};
   friend bool operator==(const topic_record&, const topic_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = topic_record;
+    return message<r>({.name = "TopicRecord", .valid = only(0), .flexible = since(0), .api_key = 2},
+                      field("Name", &r::name), field("TopicId", &r::topic_id));
+  }
 };
 
 struct partition_record {
@@ -214,6 +240,19 @@ struct partition_record {
   std::optional<std::vector<std::int32_t>> eligible_leader_replicas{};  ///< v2+, tag 1
   std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 2
   friend bool operator==(const partition_record&, const partition_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = partition_record;
+    return message<r>({.name = "PartitionRecord", .valid = between(0, 2), .flexible = since(0), .api_key = 3},
+                      field("PartitionId", &r::partition_id), field("TopicId", &r::topic_id),
+                      field("Replicas", &r::replicas), field("Isr", &r::isr),
+                      field("RemovingReplicas", &r::removing_replicas), field("AddingReplicas", &r::adding_replicas),
+                      field("Leader", &r::leader), field("LeaderRecoveryState", &r::leader_recovery_state).tagged(0, since(0)),
+                      field("LeaderEpoch", &r::leader_epoch), field("PartitionEpoch", &r::partition_epoch),
+                      field("Directories", &r::directories).in(since(1)),
+                      field("EligibleLeaderReplicas", &r::eligible_leader_replicas).tagged(1, since(2)),
+                      field("LastKnownElr", &r::last_known_elr).tagged(2, since(2)));
+  }
 };
 
 /// Absent (nullopt / -2 / -1) fields mean "unchanged".
@@ -232,6 +271,20 @@ struct partition_change_record {
   std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 7
   std::optional<std::vector<uuid>> directories{};                       ///< v1+, tag 8
   friend bool operator==(const partition_change_record&, const partition_change_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = partition_change_record;
+    return message<r>({.name = "PartitionChangeRecord", .valid = between(0, 2), .flexible = since(0), .api_key = 5},
+                      field("PartitionId", &r::partition_id), field("TopicId", &r::topic_id),
+                      field("Isr", &r::isr).tagged(0, since(0)), field("Leader", &r::leader).tagged(1, since(0)),
+                      field("Replicas", &r::replicas).tagged(2, since(0)),
+                      field("RemovingReplicas", &r::removing_replicas).tagged(3, since(0)),
+                      field("AddingReplicas", &r::adding_replicas).tagged(4, since(0)),
+                      field("LeaderRecoveryState", &r::leader_recovery_state).tagged(5, since(0)),
+                      field("EligibleLeaderReplicas", &r::eligible_leader_replicas).tagged(6, since(2)),
+                      field("LastKnownElr", &r::last_known_elr).tagged(7, since(2)),
+                      field("Directories", &r::directories).tagged(8, since(1)));
+  }
 };
 
 struct fence_broker_record {
@@ -240,6 +293,12 @@ struct fence_broker_record {
   std::int32_t id = 0;
   std::int64_t epoch = 0;
   friend bool operator==(const fence_broker_record&, const fence_broker_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = fence_broker_record;
+    return message<r>({.name = "FenceBrokerRecord", .valid = only(0), .flexible = since(0), .api_key = 7},
+                      field("Id", &r::id), field("Epoch", &r::epoch));
+  }
 };
 
 struct unfence_broker_record {
@@ -248,6 +307,12 @@ struct unfence_broker_record {
   std::int32_t id = 0;
   std::int64_t epoch = 0;
   friend bool operator==(const unfence_broker_record&, const unfence_broker_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = unfence_broker_record;
+    return message<r>({.name = "UnfenceBrokerRecord", .valid = only(0), .flexible = since(0), .api_key = 8},
+                      field("Id", &r::id), field("Epoch", &r::epoch));
+  }
 };
 
 struct remove_topic_record {
@@ -255,6 +320,12 @@ struct remove_topic_record {
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
   uuid topic_id{};
   friend bool operator==(const remove_topic_record&, const remove_topic_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = remove_topic_record;
+    return message<r>({.name = "RemoveTopicRecord", .valid = only(0), .flexible = since(0), .api_key = 9},
+                      field("TopicId", &r::topic_id));
+  }
 };
 
 struct broker_registration_change_record {
@@ -265,12 +336,25 @@ struct broker_registration_change_record {
   std::int8_t fenced = 0;                  ///< tag 0: -1 unfenced, 0 no change, 1 fenced
   std::int8_t in_controlled_shutdown = 0;  ///< v1+, tag 1: 0 no change, 1 in controlled shutdown
   friend bool operator==(const broker_registration_change_record&, const broker_registration_change_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = broker_registration_change_record;
+    return message<r>(
+        {.name = "BrokerRegistrationChangeRecord", .valid = between(0, 2), .flexible = since(0), .api_key = 17},
+        field("BrokerId", &r::broker_id), field("BrokerEpoch", &r::broker_epoch),
+        field("Fenced", &r::fenced).tagged(0, since(0)),
+        field("InControlledShutdown", &r::in_controlled_shutdown).tagged(1, since(1)));
+  }
 };
 
 struct no_op_record {
   static constexpr record_type type = record_type::no_op;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
   friend bool operator==(const no_op_record&, const no_op_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    return message<no_op_record>({.name = "NoOpRecord", .valid = only(0), .flexible = since(0), .api_key = 20});
+  }
 };
 
 using metadata_record = std::variant<register_broker_record, unregister_broker_record, topic_record, partition_record,
@@ -308,499 +392,15 @@ inline constexpr std::uint32_t metadata_frame_version = 1;
 
 namespace detail {
 
-/// Bounds-checked reader for the flexible primitives above (message_reader lacks int8,
-/// uint16, uuid and skipping). Errors: corrupt_message "<what>: field '<f>' at byte <n>: ...".
-class flex_reader {
- public:
-  flex_reader(std::span<const std::byte> b, std::string what) : b_(b), what_(std::move(what)) {}
-  std::size_t position() const noexcept { return pos_; }
-  std::size_t remaining() const noexcept { return b_.size() - pos_; }
-  void set_what(std::string w) { what_ = std::move(w); }
-
-  template <typename... Args>
-  brook::error fail_at(std::size_t pos, std::string_view field, fmt::format_string<Args...> f, Args&&... args) const {
-    return make_error(errc::corrupt_message, "{}: field '{}' at byte {}: {}", what_, field, pos,
-                      fmt::format(f, std::forward<Args>(args)...));
-  }
-
-  result<void> int8(std::string_view f, std::int8_t& out) {
-    BROOK_TRY(need(f, 1, "int8"));
-    out = static_cast<std::int8_t>(b_[pos_++]);
-    return ok();
-  }
-  result<void> boolean(std::string_view f, bool& out) {
-    std::int8_t v = 0;
-    BROOK_TRY(int8(f, v));
-    out = v != 0;
-    return ok();
-  }
-  result<void> int16(std::string_view f, std::int16_t& out) {
-    BROOK_TRY(need(f, 2, "int16"));
-    out = brook::detail::load_be16(b_.data() + pos_);
-    pos_ += 2;
-    return ok();
-  }
-  result<void> uint16(std::string_view f, std::uint16_t& out) {
-    std::int16_t v = 0;
-    BROOK_TRY(int16(f, v));
-    out = static_cast<std::uint16_t>(v);
-    return ok();
-  }
-  result<void> int32(std::string_view f, std::int32_t& out) {
-    BROOK_TRY(need(f, 4, "int32"));
-    out = brook::detail::load_be32(b_.data() + pos_);
-    pos_ += 4;
-    return ok();
-  }
-  result<void> int64(std::string_view f, std::int64_t& out) {
-    BROOK_TRY(need(f, 8, "int64"));
-    out = brook::detail::load_be64(b_.data() + pos_);
-    pos_ += 8;
-    return ok();
-  }
-  result<void> id(std::string_view f, uuid& out) {
-    BROOK_TRY(need(f, 16, "uuid"));
-    for (std::size_t i = 0; i < 16; ++i) out.bytes[i] = static_cast<std::uint8_t>(b_[pos_ + i]);
-    pos_ += 16;
-    return ok();
-  }
-  result<void> uvarint(std::string_view f, std::uint32_t& out) {
-    const std::size_t start = pos_;
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < 5; ++i) {
-      if (pos_ >= b_.size()) return fail_at(start, f, "unsigned varint runs past the end ({} bytes in all)", b_.size());
-      const auto b = static_cast<std::uint8_t>(b_[pos_++]);
-      if (i == 4 && b > 0x0f) return fail_at(start, f, "unsigned varint longer than 32 bits");
-      v |= static_cast<std::uint32_t>(b & 0x7f) << (7 * i);
-      if ((b & 0x80) == 0) {
-        out = v;
-        return ok();
-      }
-    }
-    return fail_at(start, f, "unsigned varint longer than 32 bits");
-  }
-  result<void> compact_nullable_string(std::string_view f, std::optional<std::string>& out) {
-    const std::size_t start = pos_;
-    std::uint32_t n1 = 0;
-    BROOK_TRY(uvarint(f, n1));
-    if (n1 == 0) {
-      out.reset();
-      return ok();
-    }
-    const std::size_t n = n1 - 1;
-    if (n > brook::detail::max_message_string_size)
-      return fail_at(start, f, "compact string length {} exceeds {}", n, brook::detail::max_message_string_size);
-    if (n > remaining()) return fail_at(start, f, "string of {} bytes runs past the end ({} left)", n, remaining());
-    out.emplace(reinterpret_cast<const char*>(b_.data() + pos_), n);
-    pos_ += n;
-    return ok();
-  }
-  result<void> compact_string(std::string_view f, std::string& out) {
-    const std::size_t start = pos_;
-    std::optional<std::string> s;
-    BROOK_TRY(compact_nullable_string(f, s));
-    if (!s) return fail_at(start, f, "null (length 0) in a non-nullable compact string");
-    out = std::move(*s);
-    return ok();
-  }
-  /// Compact array count; nullopt for null. Each element takes at least min_size bytes.
-  result<void> compact_count(std::string_view f, std::size_t min_size, std::optional<std::size_t>& out) {
-    const std::size_t start = pos_;
-    std::uint32_t n1 = 0;
-    BROOK_TRY(uvarint(f, n1));
-    if (n1 == 0) {
-      out.reset();
-      return ok();
-    }
-    const std::size_t n = n1 - 1;
-    if (min_size > 0 && n > remaining() / min_size)
-      return fail_at(start, f, "{} elements of at least {} bytes cannot fit in the {} bytes left", n, min_size,
-                     remaining());
-    out = n;
-    return ok();
-  }
-  result<void> nullable_int32_array(std::string_view f, std::optional<std::vector<std::int32_t>>& out) {
-    std::optional<std::size_t> n;
-    BROOK_TRY(compact_count(f, 4, n));
-    if (!n) {
-      out.reset();
-      return ok();
-    }
-    out.emplace(*n);
-    for (auto& x : *out) BROOK_TRY(int32(f, x));
-    return ok();
-  }
-  result<void> int32_array(std::string_view f, std::vector<std::int32_t>& out) {
-    const std::size_t start = pos_;
-    std::optional<std::vector<std::int32_t>> v;
-    BROOK_TRY(nullable_int32_array(f, v));
-    if (!v) return fail_at(start, f, "null (count 0) in a non-nullable compact array");
-    out = std::move(*v);
-    return ok();
-  }
-  result<void> nullable_uuid_array(std::string_view f, std::optional<std::vector<uuid>>& out) {
-    std::optional<std::size_t> n;
-    BROOK_TRY(compact_count(f, 16, n));
-    if (!n) {
-      out.reset();
-      return ok();
-    }
-    out.emplace(*n);
-    for (auto& x : *out) BROOK_TRY(id(f, x));
-    return ok();
-  }
-  result<void> uuid_array(std::string_view f, std::vector<uuid>& out) {
-    const std::size_t start = pos_;
-    std::optional<std::vector<uuid>> v;
-    BROOK_TRY(nullable_uuid_array(f, v));
-    if (!v) return fail_at(start, f, "null (count 0) in a non-nullable compact array");
-    out = std::move(*v);
-    return ok();
-  }
-
-  /// Reads a tagged-field section. on_tag(tag) parses a known tag's value from this reader
-  /// and returns result<bool> (false = unknown tag: skipped). A known tag must consume
-  /// exactly its declared size.
-  template <typename OnTag>
-  result<void> tagged_fields(std::string_view f, OnTag&& on_tag) {
-    std::uint32_t count = 0;
-    BROOK_TRY(uvarint(f, count));
-    if (count > remaining() / 2)
-      return fail_at(pos_, f, "{} tagged fields cannot fit in the {} bytes left", count, remaining());
-    for (std::uint32_t i = 0; i < count; ++i) {
-      std::uint32_t tag = 0, size = 0;
-      BROOK_TRY(uvarint(f, tag));
-      const std::size_t at = pos_;
-      BROOK_TRY(uvarint(f, size));
-      if (size > remaining())
-        return fail_at(at, f, "tagged field {} of {} bytes runs past the end ({} bytes left)", tag, size, remaining());
-      const std::size_t start = pos_;
-      const std::size_t saved_size = b_.size();
-      b_ = b_.first(start + size);  // a known field may not read past its declared size
-      auto known = on_tag(tag);
-      b_ = std::span<const std::byte>(b_.data(), saved_size);
-      if (!known) return known.error();
-      if (!*known) {
-        pos_ = start + size;
-        continue;
-      }
-      if (pos_ != start + size)
-        return fail_at(start, f, "tagged field {} declares {} bytes but its value took {}", tag, size, pos_ - start);
-    }
-    return ok();
-  }
-
-  result<void> expect_end() const {
-    if (pos_ != b_.size())
-      return make_error(errc::corrupt_message, "{}: {} bytes of garbage after the record at byte {}", what_,
-                        b_.size() - pos_, pos_);
-    return ok();
-  }
-
- private:
-  result<void> need(std::string_view f, std::size_t n, std::string_view type) const {
-    if (remaining() < n) return fail_at(pos_, f, "{} needs {} bytes, {} left", type, n, remaining());
-    return ok();
-  }
-  std::span<const std::byte> b_;
-  std::string what_;
-  std::size_t pos_ = 0;
-};
-
-using brook::detail::message_writer;
-
-inline void put_i8(message_writer& w, std::int8_t v) {
-  const std::byte b = static_cast<std::byte>(v);
-  w.raw(std::span<const std::byte>(&b, 1));
-}
-inline void put_bool(message_writer& w, bool v) { put_i8(w, v ? 1 : 0); }
-inline void put_uuid(message_writer& w, const uuid& u) {
-  w.raw(std::span<const std::byte>(reinterpret_cast<const std::byte*>(u.bytes.data()), u.bytes.size()));
-}
-inline void put_i32_array(message_writer& w, const std::vector<std::int32_t>& v) {
-  w.compact_array_length(v.size());
-  for (auto x : v) w.int32(x);
-}
-inline void put_uuid_array(message_writer& w, const std::vector<uuid>& v) {
-  w.compact_array_length(v.size());
-  for (const auto& x : v) put_uuid(w, x);
-}
-
-/// Collects tagged fields (each tag's value bytes) and writes the section in tag order.
-class tag_section {
- public:
-  template <typename Fn>
-  void add(std::uint32_t tag, Fn&& write_value) {
-    message_writer v;
-    write_value(v);
-    fields_.emplace_back(tag, std::move(v).finish());
-  }
-  void write(message_writer& w) {
-    std::sort(fields_.begin(), fields_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    w.uvarint(static_cast<std::uint32_t>(fields_.size()));
-    for (const auto& [tag, bytes] : fields_) {
-      w.uvarint(tag);
-      w.uvarint(static_cast<std::uint32_t>(bytes.size()));
-      w.raw(bytes);
-    }
-  }
-
- private:
-  std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fields_;
-};
-
-// ---------------------------------------------------------------- encoders (body only)
-
-inline void encode_body(message_writer& w, const register_broker_record& r, std::int16_t v) {
-  BROOK_ASSERT(v >= 2 || !r.is_migrating_zk_broker, "RegisterBrokerRecord v{} has no IsMigratingZkBroker", v);
-  BROOK_ASSERT(v >= 1 || !r.in_controlled_shutdown, "RegisterBrokerRecord v{} has no InControlledShutdown", v);
-  w.int32(r.broker_id);
-  if (v >= 2) put_bool(w, r.is_migrating_zk_broker);
-  put_uuid(w, r.incarnation_id);
-  w.int64(r.broker_epoch);
-  w.compact_array_length(r.endpoints.size());
-  for (const auto& e : r.endpoints) {
-    w.compact_string(e.name);
-    w.compact_string(e.host);
-    w.int16(static_cast<std::int16_t>(e.port));
-    w.int16(e.security_protocol);
-    w.no_tagged_fields();
-  }
-  w.compact_array_length(r.features.size());
-  for (const auto& f : r.features) {
-    w.compact_string(f.name);
-    w.int16(f.min_supported_version);
-    w.int16(f.max_supported_version);
-    w.no_tagged_fields();
-  }
-  w.compact_nullable_string(r.rack);
-  put_bool(w, r.fenced);
-  if (v >= 1) put_bool(w, r.in_controlled_shutdown);
-  w.no_tagged_fields();
-}
-
-inline void encode_body(message_writer& w, const unregister_broker_record& r, std::int16_t) {
-  w.int32(r.broker_id);
-  w.int64(r.broker_epoch);
-  w.no_tagged_fields();
-}
-
-inline void encode_body(message_writer& w, const topic_record& r, std::int16_t) {
-  w.compact_string(r.name);
-  put_uuid(w, r.topic_id);
-  w.no_tagged_fields();
-}
-
-inline void encode_body(message_writer& w, const partition_record& r, std::int16_t v) {
-  BROOK_ASSERT(v >= 1 || r.directories.empty(), "PartitionRecord v{} has no Directories", v);
-  BROOK_ASSERT(v >= 2 || (!r.eligible_leader_replicas && !r.last_known_elr), "PartitionRecord v{} has no ELR", v);
-  w.int32(r.partition_id);
-  put_uuid(w, r.topic_id);
-  put_i32_array(w, r.replicas);
-  put_i32_array(w, r.isr);
-  put_i32_array(w, r.removing_replicas);
-  put_i32_array(w, r.adding_replicas);
-  w.int32(r.leader);
-  w.int32(r.leader_epoch);
-  w.int32(r.partition_epoch);
-  if (v >= 1) put_uuid_array(w, r.directories);
-  tag_section tags;
-  if (r.leader_recovery_state != 0) tags.add(0, [&](message_writer& t) { put_i8(t, r.leader_recovery_state); });
-  if (r.eligible_leader_replicas)
-    tags.add(1, [&](message_writer& t) { put_i32_array(t, *r.eligible_leader_replicas); });
-  if (r.last_known_elr) tags.add(2, [&](message_writer& t) { put_i32_array(t, *r.last_known_elr); });
-  tags.write(w);
-}
-
-inline void encode_body(message_writer& w, const partition_change_record& r, std::int16_t v) {
-  BROOK_ASSERT(v >= 1 || !r.directories, "PartitionChangeRecord v{} has no Directories", v);
-  BROOK_ASSERT(v >= 2 || (!r.eligible_leader_replicas && !r.last_known_elr), "PartitionChangeRecord v{} has no ELR", v);
-  w.int32(r.partition_id);
-  put_uuid(w, r.topic_id);
-  tag_section tags;
-  auto arr = [&](std::uint32_t tag, const std::optional<std::vector<std::int32_t>>& a) {
-    if (a) tags.add(tag, [&](message_writer& t) { put_i32_array(t, *a); });
-  };
-  arr(0, r.isr);
-  if (r.leader != no_leader_change) tags.add(1, [&](message_writer& t) { t.int32(r.leader); });
-  arr(2, r.replicas);
-  arr(3, r.removing_replicas);
-  arr(4, r.adding_replicas);
-  if (r.leader_recovery_state != -1) tags.add(5, [&](message_writer& t) { put_i8(t, r.leader_recovery_state); });
-  arr(6, r.eligible_leader_replicas);
-  arr(7, r.last_known_elr);
-  if (r.directories) tags.add(8, [&](message_writer& t) { put_uuid_array(t, *r.directories); });
-  tags.write(w);
-}
-
-inline void encode_body(message_writer& w, const fence_broker_record& r, std::int16_t) {
-  w.int32(r.id);
-  w.int64(r.epoch);
-  w.no_tagged_fields();
-}
-inline void encode_body(message_writer& w, const unfence_broker_record& r, std::int16_t) {
-  w.int32(r.id);
-  w.int64(r.epoch);
-  w.no_tagged_fields();
-}
-inline void encode_body(message_writer& w, const remove_topic_record& r, std::int16_t) {
-  put_uuid(w, r.topic_id);
-  w.no_tagged_fields();
-}
-inline void encode_body(message_writer& w, const broker_registration_change_record& r, std::int16_t v) {
-  BROOK_ASSERT(v >= 1 || r.in_controlled_shutdown == 0,
-               "BrokerRegistrationChangeRecord v{} has no InControlledShutdown", v);
-  w.int32(r.broker_id);
-  w.int64(r.broker_epoch);
-  tag_section tags;
-  if (r.fenced != 0) tags.add(0, [&](message_writer& t) { put_i8(t, r.fenced); });
-  if (r.in_controlled_shutdown != 0) tags.add(1, [&](message_writer& t) { put_i8(t, r.in_controlled_shutdown); });
-  tags.write(w);
-}
-inline void encode_body(message_writer& w, const no_op_record&, std::int16_t) { w.no_tagged_fields(); }
-
-// ---------------------------------------------------------------- decoders (body only)
-
-inline result<void> decode_body(flex_reader& r, register_broker_record& out, std::int16_t v) {
-  BROOK_TRY(r.int32("BrokerId", out.broker_id));
-  if (v >= 2) BROOK_TRY(r.boolean("IsMigratingZkBroker", out.is_migrating_zk_broker));
-  BROOK_TRY(r.id("IncarnationId", out.incarnation_id));
-  BROOK_TRY(r.int64("BrokerEpoch", out.broker_epoch));
-  std::optional<std::size_t> n;
-  BROOK_TRY(r.compact_count("EndPoints", 2 + 2 + 2 + 1, n));  // two strings, port, protocol, tags
-  if (!n) return r.fail_at(r.position(), "EndPoints", "null (count 0) in a non-nullable compact array");
-  out.endpoints.resize(*n);
-  for (auto& e : out.endpoints) {
-    BROOK_TRY(r.compact_string("EndPoints.Name", e.name));
-    BROOK_TRY(r.compact_string("EndPoints.Host", e.host));
-    BROOK_TRY(r.uint16("EndPoints.Port", e.port));
-    BROOK_TRY(r.int16("EndPoints.SecurityProtocol", e.security_protocol));
-    BROOK_TRY(r.tagged_fields("EndPoints._tagged_fields", [](std::uint32_t) -> result<bool> { return false; }));
-  }
-  BROOK_TRY(r.compact_count("Features", 1 + 2 + 2 + 1, n));
-  if (!n) return r.fail_at(r.position(), "Features", "null (count 0) in a non-nullable compact array");
-  out.features.resize(*n);
-  for (auto& f : out.features) {
-    BROOK_TRY(r.compact_string("Features.Name", f.name));
-    BROOK_TRY(r.int16("Features.MinSupportedVersion", f.min_supported_version));
-    BROOK_TRY(r.int16("Features.MaxSupportedVersion", f.max_supported_version));
-    BROOK_TRY(r.tagged_fields("Features._tagged_fields", [](std::uint32_t) -> result<bool> { return false; }));
-  }
-  BROOK_TRY(r.compact_nullable_string("Rack", out.rack));
-  BROOK_TRY(r.boolean("Fenced", out.fenced));
-  if (v >= 1) BROOK_TRY(r.boolean("InControlledShutdown", out.in_controlled_shutdown));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });  // v3 LogDirs: skipped
-}
-
-inline result<void> decode_body(flex_reader& r, unregister_broker_record& out, std::int16_t) {
-  BROOK_TRY(r.int32("BrokerId", out.broker_id));
-  BROOK_TRY(r.int64("BrokerEpoch", out.broker_epoch));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-
-inline result<void> decode_body(flex_reader& r, topic_record& out, std::int16_t) {
-  BROOK_TRY(r.compact_string("Name", out.name));
-  BROOK_TRY(r.id("TopicId", out.topic_id));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-
-inline result<void> decode_body(flex_reader& r, partition_record& out, std::int16_t v) {
-  BROOK_TRY(r.int32("PartitionId", out.partition_id));
-  BROOK_TRY(r.id("TopicId", out.topic_id));
-  BROOK_TRY(r.int32_array("Replicas", out.replicas));
-  BROOK_TRY(r.int32_array("Isr", out.isr));
-  BROOK_TRY(r.int32_array("RemovingReplicas", out.removing_replicas));
-  BROOK_TRY(r.int32_array("AddingReplicas", out.adding_replicas));
-  BROOK_TRY(r.int32("Leader", out.leader));
-  BROOK_TRY(r.int32("LeaderEpoch", out.leader_epoch));
-  BROOK_TRY(r.int32("PartitionEpoch", out.partition_epoch));
-  if (v >= 1) BROOK_TRY(r.uuid_array("Directories", out.directories));
-  return r.tagged_fields("_tagged_fields", [&](std::uint32_t tag) -> result<bool> {
-    switch (tag) {
-      case 0: BROOK_TRY(r.int8("LeaderRecoveryState", out.leader_recovery_state)); return true;
-      case 1:
-        if (v < 2) return false;
-        BROOK_TRY(r.nullable_int32_array("EligibleLeaderReplicas", out.eligible_leader_replicas));
-        return true;
-      case 2:
-        if (v < 2) return false;
-        BROOK_TRY(r.nullable_int32_array("LastKnownElr", out.last_known_elr));
-        return true;
-      default: return false;
-    }
-  });
-}
-
-inline result<void> decode_body(flex_reader& r, partition_change_record& out, std::int16_t v) {
-  BROOK_TRY(r.int32("PartitionId", out.partition_id));
-  BROOK_TRY(r.id("TopicId", out.topic_id));
-  return r.tagged_fields("_tagged_fields", [&](std::uint32_t tag) -> result<bool> {
-    switch (tag) {
-      case 0: BROOK_TRY(r.nullable_int32_array("Isr", out.isr)); return true;
-      case 1: BROOK_TRY(r.int32("Leader", out.leader)); return true;
-      case 2: BROOK_TRY(r.nullable_int32_array("Replicas", out.replicas)); return true;
-      case 3: BROOK_TRY(r.nullable_int32_array("RemovingReplicas", out.removing_replicas)); return true;
-      case 4: BROOK_TRY(r.nullable_int32_array("AddingReplicas", out.adding_replicas)); return true;
-      case 5: BROOK_TRY(r.int8("LeaderRecoveryState", out.leader_recovery_state)); return true;
-      case 6:
-        if (v < 2) return false;
-        BROOK_TRY(r.nullable_int32_array("EligibleLeaderReplicas", out.eligible_leader_replicas));
-        return true;
-      case 7:
-        if (v < 2) return false;
-        BROOK_TRY(r.nullable_int32_array("LastKnownElr", out.last_known_elr));
-        return true;
-      case 8:
-        if (v < 1) return false;
-        BROOK_TRY(r.nullable_uuid_array("Directories", out.directories));
-        return true;
-      default: return false;
-    }
-  });
-}
-
-inline result<void> decode_body(flex_reader& r, fence_broker_record& out, std::int16_t) {
-  BROOK_TRY(r.int32("Id", out.id));
-  BROOK_TRY(r.int64("Epoch", out.epoch));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-inline result<void> decode_body(flex_reader& r, unfence_broker_record& out, std::int16_t) {
-  BROOK_TRY(r.int32("Id", out.id));
-  BROOK_TRY(r.int64("Epoch", out.epoch));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-inline result<void> decode_body(flex_reader& r, remove_topic_record& out, std::int16_t) {
-  BROOK_TRY(r.id("TopicId", out.topic_id));
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-inline result<void> decode_body(flex_reader& r, broker_registration_change_record& out, std::int16_t v) {
-  BROOK_TRY(r.int32("BrokerId", out.broker_id));
-  BROOK_TRY(r.int64("BrokerEpoch", out.broker_epoch));
-  return r.tagged_fields("_tagged_fields", [&](std::uint32_t tag) -> result<bool> {
-    if (tag == 0) {
-      BROOK_TRY(r.int8("Fenced", out.fenced));
-      return true;
-    }
-    if (tag == 1 && v >= 1) {
-      BROOK_TRY(r.int8("InControlledShutdown", out.in_controlled_shutdown));
-      return true;
-    }
-    return false;  // v2 LogDirs (tag 2): not modelled
-  });
-}
-inline result<void> decode_body(flex_reader& r, no_op_record&, std::int16_t) {
-  return r.tagged_fields("_tagged_fields", [](std::uint32_t) -> result<bool> { return false; });
-}
-
 template <typename T>
-result<decoded_record> decode_as(flex_reader& r, std::int16_t version) {
+result<decoded_record> decode_as(codec::message_reader& r, std::int16_t version) {
   const auto name = record_type_name(T::type);
   if (version < T::min_version || version > T::max_version)
     return make_error(errc::corrupt_message, "{}: version {} is not one brook reads ({}-{})", name, version,
                       T::min_version, T::max_version);
   r.set_what(fmt::format("{} v{}", name, version));
   T out;
-  BROOK_TRY(decode_body(r, out, version));
+  BROOK_TRY(codec::read(r, out, version));
   BROOK_TRY(r.expect_end());
   return decoded_record{metadata_record(std::move(out)), version};
 }
@@ -815,13 +415,15 @@ inline std::vector<std::byte> encode_metadata_record(const metadata_record& rec,
   return std::visit(
       [&](const auto& r) {
         using T = std::decay_t<decltype(r)>;
+        static_assert(codec::schema_of<T>.info.api_key == static_cast<std::int16_t>(T::type));
         const std::int16_t v = version.value_or(T::written_version);
         BROOK_ASSERT(v >= T::min_version && v <= T::max_version, "{} has no version {}", record_type_name(T::type), v);
-        detail::message_writer w;
+        codec::message_writer w;
         w.uvarint(metadata_frame_version);
         w.uvarint(static_cast<std::uint32_t>(T::type));
         w.uvarint(static_cast<std::uint32_t>(v));
-        detail::encode_body(w, r, v);
+        auto written = codec::write(w, r, v);
+        BROOK_ASSERT(written.has_value(), "{}", written.error());
         return std::move(w).finish();
       },
       rec);
@@ -829,7 +431,7 @@ inline std::vector<std::byte> encode_metadata_record(const metadata_record& rec,
 
 /// Decodes one record value. Errors: corrupt_message naming the record type, field and byte.
 inline result<decoded_record> decode_metadata_record(std::span<const std::byte> bytes) {
-  detail::flex_reader r(bytes, "metadata record frame");
+  codec::message_reader r(bytes, "metadata record frame");
   std::uint32_t frame = 0, key = 0, version = 0;
   BROOK_TRY(r.uvarint("frame version", frame));
   if (frame != metadata_frame_version)
