@@ -336,7 +336,7 @@ result<append_result> produce_all(cluster& c, std::chrono::milliseconds wait) {
   auto bytes = b.finish();
   auto p = std::make_shared<std::promise<result<append_result>>>();
   auto f = p->get_future();
-  c.produce(topic, 0, bytes, acks_mode::all, 5000, [p](const result<append_result>& r) { p->set_value(r); });
+  c.produce(topic, 0, bytes, acks_mode::all, std::chrono::milliseconds(5000), [p](const result<append_result>& r) { p->set_value(r); });
   if (f.wait_for(wait) != std::future_status::ready) return make_error(errc::request_timed_out, "no answer");
   return f.get();
 }
@@ -354,8 +354,8 @@ void BM_Failover(benchmark::State& state, medium m, bool crash) {
     scratch dir(root_of(m));
     cluster_config cfg;
     cfg.broker.min_insync_replicas = min_isr;
-    cfg.controller.broker_session_timeout_ms = session_timeout_ms;
-    cfg.broker_heartbeat_interval_ms = heartbeat_interval_ms;
+    cfg.controller.broker_session_timeout = std::chrono::milliseconds(session_timeout_ms);
+    cfg.broker_heartbeat_interval = std::chrono::milliseconds(heartbeat_interval_ms);
     auto c = open_cluster(dir.path(), cfg);
     if (auto r = c->create_topic(topic, 1, replication_factor); !r)
       return state.SkipWithError(("create_topic: " + r.error().to_string()).c_str());

@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   fs::remove_all(root);
   brook::cluster_config cfg;  // brokers 1, 2, 3
   cfg.broker.min_insync_replicas = 2;
-  cfg.controller.broker_session_timeout_ms = 1000;  // Kafka's 9 s would make a slow demo
-  cfg.broker_heartbeat_interval_ms = 100;           // well inside the session timeout
+  cfg.controller.broker_session_timeout = std::chrono::milliseconds(1000);  // Kafka's 9 s would make a slow demo
+  cfg.broker_heartbeat_interval = std::chrono::milliseconds(100);           // well inside the session timeout
   cfg.broker.dir.defaults.flush_messages = 500;     // fsync every 500 records: the crash keeps a prefix
   auto opened = brook::cluster::open(root, cfg);
   if (!opened) return fmt::print(stderr, "open: {}\n", opened.error().to_string()), 1;

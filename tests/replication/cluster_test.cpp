@@ -47,7 +47,7 @@ struct fixture {
                                                                 std::int64_t timeout = 30000) {
     auto out = std::make_shared<std::optional<result<append_result>>>();
     auto b = brook::test::make_batch(n, clk->now_ms(), tag);
-    c->produce(t, p, b, acks, timeout, [out](const result<append_result>& r) { *out = r; });
+    c->produce(t, p, b, acks, std::chrono::milliseconds(timeout), [out](const result<append_result>& r) { *out = r; });
     return out;
   }
 
@@ -169,8 +169,8 @@ TEST_CASE("the ISR shrinking while acks=all waits gives not_enough_replicas_afte
 TEST_CASE("acks=all times out after request.timeout.ms when followers cannot fetch") {
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  f.c->set_fetch_delay(2, 1'000'000);
-  f.c->set_fetch_delay(3, 1'000'000);
+  f.c->set_fetch_delay(2, std::chrono::milliseconds(1'000'000));
+  f.c->set_fetch_delay(3, std::chrono::milliseconds(1'000'000));
   f.steps(1);  // each fetches once now, then not for 1000 s
   auto a = f.produce("t", 0, 1, acks_mode::all, "v", 5000);
   f.steps(49);
@@ -328,9 +328,9 @@ TEST_CASE("an isolated leader cannot acknowledge acks=all, acks=1 records it too
   f.c->isolate(1);
   std::optional<result<append_result>> one, all;
   auto b1 = brook::test::make_batch(2, f.clk->now_ms(), "lost");
-  old->produce("t", 0, b1, acks_mode::leader, 30000, [&](const result<append_result>& r) { one = r; });
+  old->produce("t", 0, b1, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { one = r; });
   auto b2 = brook::test::make_batch(2, f.clk->now_ms(), "never");
-  old->produce("t", 0, b2, acks_mode::all, 30000, [&](const result<append_result>& r) { all = r; });
+  old->produce("t", 0, b2, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { all = r; });
   REQUIRE(one);
   CHECK(*one);  // acks=1: acknowledged by the isolated leader alone
   f.steps(100);  // fenced; 2 or 3 leads
@@ -408,7 +408,7 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   CHECK((**bad_partition).error() == errc::unknown_topic_or_partition);
   auto garbage = std::make_shared<std::optional<result<append_result>>>();
   std::vector<std::byte> junk(80, std::byte{0x5a});
-  f.c->produce("t", 0, junk, acks_mode::all, 1000, [garbage](const result<append_result>& r) { *garbage = r; });
+  f.c->produce("t", 0, junk, acks_mode::all, std::chrono::milliseconds(1000), [garbage](const result<append_result>& r) { *garbage = r; });
   REQUIRE(garbage->has_value());
   CHECK(!**garbage);
   CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(0));
@@ -418,7 +418,7 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   CHECK(f.c->crash_broker(9, crash_mode::process).error() == errc::broker_not_available);
   CHECK(f.c->restart_broker(1).error() == errc::invalid_request);  // running
   cluster_config cfg;
-  cfg.broker_heartbeat_interval_ms = 10000;  // not below the session timeout (9000)
+  cfg.broker_heartbeat_interval = std::chrono::milliseconds(10000);  // not below the session timeout (9000)
   brook::test::scratch_dir d2("brook-cluster-bad");
   auto bad = cluster::open(d2.path(), cfg);
   REQUIRE(!bad);
@@ -439,7 +439,7 @@ TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation h
   f.steps(3);
   REQUIRE((a->has_value() && **a));
   REQUIRE(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(10));
-  f.c->set_fetch_delay(3, 60000);  // a slow follower: its next fetch is a minute away
+  f.c->set_fetch_delay(3, std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
   f.steps(1);
   REQUIRE_OK(f.c->crash_broker(3, crash_mode::flush_point));  // nothing was flushed
   REQUIRE_OK(f.c->restart_broker(3));
@@ -449,7 +449,7 @@ TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation h
   CHECK(std::find(isr.begin(), isr.end(), 3) == isr.end());  // it holds nothing yet
   CHECK(f.c->broker(1)->replica("t", 0)->follower(3)->log_end_offset == offset(-1));
   // Were it back, losing 1 and 2 would make it the leader with an empty log. It catches up first.
-  f.c->set_fetch_delay(3, 0);
+  f.c->set_fetch_delay(3, std::chrono::milliseconds(0));
   f.steps(3);
   isr = f.state("t", 0).isr;
   CHECK(std::find(isr.begin(), isr.end(), 3) != isr.end());
@@ -468,7 +468,7 @@ TEST_CASE("a leader re-elected after missed epochs does not commit what its foll
   REQUIRE_OK(f.c->restart_broker(2));
   f.steps(5);
   REQUIRE(f.state("t", p).isr.size() == 3);
-  f.c->set_fetch_delay(2, 600000);  // 2 is slow
+  f.c->set_fetch_delay(2, std::chrono::milliseconds(600000));  // 2 is slow
   f.steps(1);
   auto out = f.produce("t", p, 5, acks_mode::all, "B");
   f.steps(2);

@@ -35,10 +35,10 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   brook::test::scratch_dir dir("brook-cluster-thr");
   cluster_config cfg;
   cfg.broker.min_insync_replicas = 2;
-  cfg.controller.broker_session_timeout_ms = 400;
-  cfg.broker_heartbeat_interval_ms = 50;
+  cfg.controller.broker_session_timeout = std::chrono::milliseconds(400);
+  cfg.broker_heartbeat_interval = std::chrono::milliseconds(50);
   cfg.control_interval = std::chrono::milliseconds(10);
-  cfg.broker.replica.replica_lag_time_max_ms = 1000;
+  cfg.broker.replica.replica_lag_time_max = std::chrono::milliseconds(1000);
   cfg.fetcher.wait_max = std::chrono::milliseconds(20);
   auto opened = cluster::open(dir.path(), cfg);
   REQUIRE(opened);

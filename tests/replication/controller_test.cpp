@@ -182,7 +182,7 @@ TEST_CASE("broker.session.timeout.ms comes from the config", "[replication][cont
   fixture f;
   REQUIRE_OK(f.c->close());
   f.c.reset();
-  f.cfg.broker_session_timeout_ms = 100;
+  f.cfg.broker_session_timeout = std::chrono::milliseconds(100);
   f.c = f.open();
   f.join({1});
   f.clk->advance(100);

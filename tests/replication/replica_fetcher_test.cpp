@@ -81,7 +81,7 @@ struct fixture {
   append_result produce(std::int32_t id, const std::string& t, std::int32_t p, int n, std::size_t value_size = 0) {
     auto batch = batch_of(n, clk->now_ms(), "v", value_size);
     std::optional<result<append_result>> out;
-    b.at(id)->produce(t, p, batch, acks_mode::leader, 30000, [&](const result<append_result>& r) { out = r; });
+    b.at(id)->produce(t, p, batch, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
     REQUIRE(out);
     if (!*out) FAIL("produce: " << out->error().to_string());
     return **out;

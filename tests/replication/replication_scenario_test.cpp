@@ -87,12 +87,12 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   cfg.broker.dir.defaults.segment_bytes = 4096;  // rolls (which flush) happen often
   cfg.broker.dir.defaults.segment_index_bytes = 4096;
   cfg.broker.min_insync_replicas = o.min_isr;
-  cfg.broker.replica.replica_lag_time_max_ms = 3000;
-  cfg.broker.high_watermark_checkpoint_interval_ms = 1000;
+  cfg.broker.replica.replica_lag_time_max = std::chrono::milliseconds(3000);
+  cfg.broker.high_watermark_checkpoint_interval = std::chrono::milliseconds(1000);
   cfg.controller.unclean_leader_election_enable = o.unclean;
-  cfg.controller.broker_session_timeout_ms = 1500;
+  cfg.controller.broker_session_timeout = std::chrono::milliseconds(1500);
   cfg.controller.seed = seed;
-  cfg.broker_heartbeat_interval_ms = 300;
+  cfg.broker_heartbeat_interval = std::chrono::milliseconds(300);
   auto opened = cluster::open(dir.path(), cfg);
   REQUIRE(opened);
   auto& c = **opened;
@@ -129,7 +129,7 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     auto* raw = b.get();
     sent.push_back(std::move(b));
     ++tot.sends;
-    c.produce(topic, raw->partition, bytes, o.acks, 2000, [raw](const result<append_result>& r) {
+    c.produce(topic, raw->partition, bytes, o.acks, std::chrono::milliseconds(2000), [raw](const result<append_result>& r) {
       REQUIRE(!raw->outcome.has_value());  // exactly once
       raw->outcome = r;
     });
@@ -192,10 +192,10 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     } else if (kind == 6) {
       const auto id = ids[static_cast<std::size_t>(pick(0, 2))];
       if (slow.count(id)) {
-        c.set_fetch_delay(id, 0);
+        c.set_fetch_delay(id, std::chrono::milliseconds(0));
         slow.erase(id);
       } else {
-        c.set_fetch_delay(id, pick(200, 6000));
+        c.set_fetch_delay(id, std::chrono::milliseconds(pick(200, 6000)));
         slow.insert(id);
         ++tot.slow;
       }
@@ -249,7 +249,7 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
 
   // Heal everything and let the cluster converge.
   for (auto id : isolated) c.heal(id);
-  for (auto id : slow) c.set_fetch_delay(id, 0);
+  for (auto id : slow) c.set_fetch_delay(id, std::chrono::milliseconds(0));
   for (auto id : down) {
     REQUIRE(c.restart_broker(id));
     ++tot.restarts;
@@ -443,7 +443,7 @@ TEST_CASE("a power loss of the last ISR member loses what it had not flushed (no
   };
   std::optional<result<append_result>> acked;
   auto b = brook::test::make_batch(5, clk->now_ms(), "acked");
-  c.produce("t", 0, b, acks_mode::all, 30000, [&](const result<append_result>& r) { acked = r; });
+  c.produce("t", 0, b, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { acked = r; });
   step(3);
   REQUIRE(acked);
   REQUIRE(*acked);

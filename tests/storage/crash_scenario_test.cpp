@@ -269,7 +269,7 @@ log_config random_config(rnd& r, const std::shared_ptr<manual_clock>& clk) {
   static constexpr std::uint64_t index_sizes[] = {512, 1024, 4096};  // small: indexes fill and roll too
   c.segment_index_bytes = index_sizes[r.below(3)];
   c.max_message_bytes = 64 * 1024;
-  c.retention_ms = -1;
+  c.retention_time = log_config::keep_forever;
   c.clock = clk;
   return c;
 }
@@ -617,7 +617,7 @@ log_config named_config(std::shared_ptr<manual_clock> clk = std::make_shared<man
   c.index_interval_bytes = 128;
   c.segment_index_bytes = 4096;
   c.max_message_bytes = 64 * 1024;
-  c.retention_ms = -1;
+  c.retention_time = log_config::keep_forever;
   c.clock = std::move(clk);
   return c;
 }
@@ -974,7 +974,7 @@ TEST_CASE("crash: a truncated .timeindex of a sealed segment must not change its
   auto clk = std::make_shared<manual_clock>(t0);
   auto cfg = named_config(clk);
   cfg.segment_bytes = 1 << 20;
-  cfg.retention_ms = 10'000;
+  cfg.retention_time = std::chrono::milliseconds(10'000);
   model m;
   std::vector<std::pair<std::int64_t, timestamp_ms>> ts_of;  // offset -> timestamp
   {

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -41,7 +42,7 @@ TEST_CASE("topics are created as <topic>-<partition> directories and reloaded", 
     auto b = test::make_batch(4);
     REQUIRE((*p1)->append(b));
     CHECK((*p1)->high_watermark() == offset(4));
-    CHECK((*p1)->log().config().retention_ms == 60000);
+    CHECK((*p1)->log().config().retention_time == std::chrono::milliseconds(60000));
   }
   auto dd = open_dd(t.path());
   auto d = dd->describe_topic("orders");

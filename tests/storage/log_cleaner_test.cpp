@@ -6,6 +6,7 @@
 //
 // Rerun one property seed: BROOK_CLEANER_SEED=17 ./brook_test_storage_log_cleaner
 // More histories:          BROOK_CLEANER_CASES=5000 ./brook_test_storage_log_cleaner
+#include <chrono>
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -136,9 +137,9 @@ TEST_CASE("cleanup.policy and the cleaner settings parse and validate as Kafka's
   CHECK(d.cleanup == cleanup_policy::delete_);
   CHECK(d.deletes());
   CHECK_FALSE(d.compacts());
-  CHECK(d.delete_retention_ms == 86400000);
+  CHECK(d.delete_retention == std::chrono::milliseconds(86400000));
   CHECK(d.min_cleanable_dirty_ratio == 0.5);
-  CHECK(d.min_compaction_lag_ms == 0);
+  CHECK(d.min_compaction_lag == std::chrono::milliseconds(0));
 
   topic_config tc;
   tc.overrides = {{"cleanup.policy", "compact,delete"},
@@ -149,9 +150,9 @@ TEST_CASE("cleanup.policy and the cleaner settings parse and validate as Kafka's
   REQUIRE(c);
   CHECK(c->compacts());
   CHECK(c->deletes());
-  CHECK(c->delete_retention_ms == 1000);
+  CHECK(c->delete_retention == std::chrono::milliseconds(1000));
   CHECK(c->min_cleanable_dirty_ratio == 0.25);
-  CHECK(c->min_compaction_lag_ms == 60000);
+  CHECK(c->min_compaction_lag == std::chrono::milliseconds(60000));
   for (const char* k :
        {"cleanup.policy", "delete.retention.ms", "min.cleanable.dirty.ratio", "min.compaction.lag.ms"}) {
     const auto& keys = topic_config::known_keys();
@@ -368,7 +369,7 @@ TEST_CASE("tombstones stay until delete.retention.ms after their first cleaning 
   auto clk = std::make_shared<manual_clock>(t0);
   const auto dir = tmp / "t-0";
   log_config cfg = compact_config(clk);
-  cfg.delete_retention_ms = day;
+  cfg.delete_retention = std::chrono::milliseconds(day);
   auto log = open_log(dir, cfg);
   append(*log, {{"a", "1"}, {"b", "1"}}, t0);
   append(*log, {{"a", std::nullopt}, {"c", "1"}}, t0 + 5);
@@ -453,7 +454,7 @@ TEST_CASE("min.compaction.lag.ms and the upper bound keep recent segments untouc
   auto clk = std::make_shared<manual_clock>(t0);
   const auto dir = tmp / "t-0";
   log_config cfg = compact_config(clk);
-  cfg.min_compaction_lag_ms = 60'000;
+  cfg.min_compaction_lag = std::chrono::milliseconds(60'000);
   auto log = open_log(dir, cfg);
   for (int i = 0; i < 6; ++i) {
     append(*log, {{"k", fmt::format("v{}", i)}}, t0 + i * 20'000);
@@ -498,7 +499,7 @@ TEST_CASE("retention follows cleanup.policy", "[storage][log_cleaner]") {
     DYNAMIC_SECTION(to_string(policy)) {
       log_config cfg = compact_config(clk);
       cfg.cleanup = policy;
-      cfg.retention_ms = 1000;
+      cfg.retention_time = std::chrono::milliseconds(1000);
       cfg.retention_bytes = 10;
       auto log = open_log(tmp / fmt::format("t{}-0", static_cast<int>(policy)), cfg);
       for (int i = 0; i < 3; ++i) {
@@ -790,7 +791,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
     auto below = [&](std::uint64_t n) { return g() % n; };
     auto clk = std::make_shared<manual_clock>(t0);
     log_config cfg = compact_config(clk, 200 + below(600));
-    cfg.delete_retention_ms = static_cast<std::int64_t>(below(3)) * 1000;
+    cfg.delete_retention = std::chrono::milliseconds(static_cast<std::int64_t>(below(3)) * 1000);
     cfg.index_interval_bytes = static_cast<std::uint32_t>(32 + below(200));
     if (below(4) == 0) cfg.message_timestamp_type = timestamp_type::log_append_time;
     const auto dir = tmp / fmt::format("s{}-0", seed);
@@ -854,7 +855,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
         ++total_passes;
         total_removed += static_cast<std::int64_t>(st->records_removed);
         total_tombstones_removed += static_cast<std::int64_t>(st->tombstones_removed);
-        if (end > m.first_dirty || st->segments_cleanable > 0) m.clean(end, clk->now_ms(), cfg.delete_retention_ms);
+        if (end > m.first_dirty || st->segments_cleanable > 0) m.clean(end, clk->now_ms(), cfg.delete_retention.count());
         CHECK(st->first_dirty_after.value() == std::max<std::int64_t>(m.first_dirty, end));
         for (const auto& [p, bytes] : untouched) {
           INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << story << " | " << p);
@@ -883,7 +884,7 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
     REQUIRE(log->roll());
     const std::int64_t end = log->log_end_offset().value();
     REQUIRE(log->compact());
-    m.clean(end, clk->now_ms(), cfg.delete_retention_ms);
+    m.clean(end, clk->now_ms(), cfg.delete_retention.count());
     auto got = read_all_full(*log);
     std::vector<full_record> want;
     for (const auto& r : m.recs) want.push_back(r.full);

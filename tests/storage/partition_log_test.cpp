@@ -256,7 +256,7 @@ TEST_CASE("retention deletes old segments by time and by size", "[storage][parti
   temp_dir t;
   auto clk = std::make_shared<manual_clock>(1'000'000);
   log_config c = small_config(clk);
-  c.retention_ms = 10'000;
+  c.retention_time = std::chrono::milliseconds(10'000);
 
   SECTION("retention.ms uses each segment's largest timestamp") {
     auto log = open_log(t / "t-0", c);
@@ -290,7 +290,7 @@ TEST_CASE("retention deletes old segments by time and by size", "[storage][parti
     CHECK(log->log_start_offset() == offset(0));
   }
   SECTION("retention.bytes deletes oldest segments only while the rest still holds retention.bytes (Kafka)") {
-    c.retention_ms = -1;
+    c.retention_time = log_config::keep_forever;
     c.retention_bytes = 8000;
     auto log = open_log(t / "t-0", c);
     for (int i = 0; i < 60; ++i) append_n(*log, 4, 1000, 40);
@@ -438,7 +438,7 @@ TEST_CASE("flush policy: flush.messages moves the recovery point", "[storage][pa
 
   SECTION("flush.ms via tick()") {
     log_config c2 = small_config(clk);
-    c2.flush_ms = 1000;
+    c2.flush_interval = std::chrono::milliseconds(1000);
     auto log2 = open_log(t / "u-0", c2);
     append_n(*log2, 1);
     REQUIRE(log2->tick());
@@ -459,7 +459,7 @@ TEST_CASE("segment.ms rolls by record time at append and by age in tick()", "[st
   auto clk = std::make_shared<manual_clock>(1'000'000);
   log_config c = small_config(clk);
   c.segment_bytes = 1 << 20;
-  c.segment_ms = 60'000;
+  c.segment_time = std::chrono::milliseconds(60'000);
   auto log = open_log(t / "t-0", c);
   append_n(*log, 1, 1'000'000);
   append_n(*log, 1, 1'050'000);

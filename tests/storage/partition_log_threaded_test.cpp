@@ -396,7 +396,7 @@ TEST_CASE("one appender, several readers, retention, DeleteRecords and truncatio
   cfg.segment_index_bytes = 4096;
   cfg.max_message_bytes = 64 * 1024;
   cfg.retention_bytes = 96 * 1024;
-  cfg.retention_ms = -1;
+  cfg.retention_time = log_config::keep_forever;
   cfg.clock = std::make_shared<manual_clock>(t0);
   auto opened = partition_log::open(dir, cfg);
   REQUIRE(opened.has_value());
@@ -486,7 +486,7 @@ TEST_CASE("a read racing with the log start moving fails with offset_out_of_rang
   cfg.index_interval_bytes = 128;
   cfg.segment_index_bytes = 1024;
   cfg.max_message_bytes = 64 * 1024;
-  cfg.retention_ms = -1;
+  cfg.retention_time = log_config::keep_forever;
   cfg.clock = std::make_shared<manual_clock>(t0);
   auto opened = partition_log::open(tmp / "race-0", cfg);
   REQUIRE(opened.has_value());

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <catch2/catch.hpp>
 
 #include <brook/storage/topic_config.hpp>
@@ -25,7 +26,7 @@ TEST_CASE("topic overrides apply on top of the defaults", "[storage][topic_confi
   tc.overrides = {{"retention.ms", "1000"}, {"segment.bytes", "65536"}, {"message.timestamp.type", "LogAppendTime"}};
   auto c = tc.apply(log_config{});
   REQUIRE(c);
-  CHECK(c->retention_ms == 1000);
+  CHECK(c->retention_time == std::chrono::milliseconds(1000));
   CHECK(c->segment_bytes == 65536);
   CHECK(c->message_timestamp_type == timestamp_type::log_append_time);
   CHECK(c->index_interval_bytes == 4096);

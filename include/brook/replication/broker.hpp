@@ -28,6 +28,7 @@
 // completed them (produce, fetch, tick, apply, close), never under a broker lock.
 #pragma once
 
+#include <chrono>
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -61,7 +62,7 @@ struct broker_config {
   /// (not_enough_replicas). Default 1.
   std::int32_t min_insync_replicas = 1;
   /// replica.high.watermark.checkpoint.interval.ms. Default 5000.
-  std::int64_t high_watermark_checkpoint_interval_ms = 5000;
+  std::chrono::milliseconds high_watermark_checkpoint_interval{5000};
   /// The data directory's options: log defaults (and the clock every broker part uses).
   data_dir_options dir{};
 };
@@ -243,11 +244,11 @@ class broker {
   /// against the ISR (not_enough_replicas, nothing appended), appends as leader, and
   /// completes `cb` at once for acks 0/1, or once the high watermark passes the batch for
   /// acks=all (not_enough_replicas_after_append if the ISR is then below
-  /// min.insync.replicas; request_timed_out after `timeout_ms`; not_leader_or_follower if
+  /// min.insync.replicas; request_timed_out after `timeout`; not_leader_or_follower if
   /// leadership moves first). Errors through cb: not_leader_or_follower,
   /// unknown_topic_or_partition, the log's (corrupt_message, record_too_large, ...).
   void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batches, acks_mode acks,
-               std::int64_t timeout_ms, append_callback cb) {
+               std::chrono::milliseconds timeout, append_callback cb) {
     auto rep = replica(topic, p);
     if (!rep) {
       cb(make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p));
@@ -282,7 +283,7 @@ class broker {
       if (stopped_) {
         done.emplace_back(std::move(cb), *stopped_);
       } else {
-        delayed_.push_back(delayed_produce{topic, p, rep, *r, epoch, t + timeout_ms, std::move(cb)});
+        delayed_.push_back(delayed_produce{topic, p, rep, *r, epoch, t + timeout.count(), std::move(cb)});
         collect_completed_locked(done, t);
       }
     }
@@ -365,7 +366,7 @@ class broker {
     {
       std::lock_guard l(mu_);
       if (closed_) return ok();
-      if (t - last_hw_checkpoint_ >= cfg_.high_watermark_checkpoint_interval_ms) {
+      if (t - last_hw_checkpoint_ >= cfg_.high_watermark_checkpoint_interval.count()) {
         last_hw_checkpoint_ = t;
         ckpt = true;
       }

@@ -76,7 +76,7 @@ struct cluster_config {
   controller_config controller{};
   fetcher_config fetcher{};
   /// broker.heartbeat.interval.ms. Default 2000.
-  std::int64_t broker_heartbeat_interval_ms = 2000;
+  std::chrono::milliseconds broker_heartbeat_interval{2000};
   /// Threads (start()): how often the control thread runs when nothing wakes it.
   std::chrono::milliseconds control_interval{50};
 };
@@ -111,11 +111,11 @@ class cluster {
     std::sort(ids.begin(), ids.end());
     if (std::adjacent_find(ids.begin(), ids.end()) != ids.end())
       return make_error(errc::invalid_argument, "broker ids are not distinct");
-    if (cfg.broker_heartbeat_interval_ms <= 0 ||
-        cfg.broker_heartbeat_interval_ms >= cfg.controller.broker_session_timeout_ms)
+    if (cfg.broker_heartbeat_interval.count() <= 0 ||
+        cfg.broker_heartbeat_interval >= cfg.controller.broker_session_timeout)
       return make_error(errc::invalid_config,
                         "broker.heartbeat.interval.ms {} must be positive and below broker.session.timeout.ms {}",
-                        cfg.broker_heartbeat_interval_ms, cfg.controller.broker_session_timeout_ms);
+                        cfg.broker_heartbeat_interval.count(), cfg.controller.broker_session_timeout.count());
     if (!cfg.broker.dir.defaults.clock) cfg.broker.dir.defaults.clock = make_system_clock();
     cfg.controller.clock = cfg.broker.dir.defaults.clock;
     auto ctl = controller::open(root / "controller", cfg.controller);
@@ -193,7 +193,7 @@ class cluster {
   /// unknown_topic_or_partition, leader_not_available (offline), broker_not_available
   /// (the leader is down or isolated), the leader's (not_enough_replicas, ...).
   void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batch, acks_mode acks,
-               std::int64_t timeout_ms, append_callback done) {
+               std::chrono::milliseconds timeout, append_callback done) {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
     if (!ps) {
@@ -210,7 +210,7 @@ class cluster {
       done(make_error(errc::broker_not_available, "{}-{}: leader {} is not reachable", topic, p, ps->leader));
       return;
     }
-    b->produce(topic, p, batch, acks, timeout_ms, std::move(done));
+    b->produce(topic, p, batch, acks, timeout, std::move(done));
     data_.notify();
   }
 
@@ -308,10 +308,10 @@ class cluster {
   /// Ends an isolation.
   void heal(std::int32_t id) { set_isolated(id, false); }
 
-  /// A slow follower: broker `id` fetches at most once per `delay_ms` (0 = normal).
-  void set_fetch_delay(std::int32_t id, std::int64_t delay_ms) {
+  /// A slow follower: broker `id` fetches at most once per `delay` (0 = normal).
+  void set_fetch_delay(std::int32_t id, std::chrono::milliseconds delay) {
     std::lock_guard l(mu_);
-    if (auto it = nodes_.find(id); it != nodes_.end()) it->second.fetch_delay_ms = delay_ms;
+    if (auto it = nodes_.find(id); it != nodes_.end()) it->second.fetch_delay_ms = delay.count();
   }
 
   // ------------------------------------------------------------------ driving
@@ -521,7 +521,7 @@ class cluster {
           unregistered.push_back(id);  // restarted while isolated: registers now
         } else if (n.epoch < 0) {
           continue;  // restart_broker is registering it
-        } else if (t - n.last_heartbeat >= cfg_.broker_heartbeat_interval_ms) {
+        } else if (t - n.last_heartbeat >= cfg_.broker_heartbeat_interval.count()) {
           n.last_heartbeat = t;
           beats.emplace_back(id, n.epoch);
         }
@@ -548,7 +548,7 @@ class cluster {
       std::lock_guard l(mu_);
       if (t >= next_shrink_check_) {
         shrink = true;
-        next_shrink_check_ = t + std::max<std::int64_t>(1, cfg_.broker.replica.replica_lag_time_max_ms / 2);
+        next_shrink_check_ = t + std::max<std::int64_t>(1, cfg_.broker.replica.replica_lag_time_max.count() / 2);
       }
     }
     bool changed = false;
@@ -736,7 +736,7 @@ class cluster_target final : public produce_target {
   timestamp_ms now_ms() const override { return c_.now(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                std::chrono::milliseconds request_timeout, append_callback done) override {
-    c_.produce(topic, p.value(), batch, acks, request_timeout.count(), std::move(done));
+    c_.produce(topic, p.value(), batch, acks, request_timeout, std::move(done));
   }
 
  private:

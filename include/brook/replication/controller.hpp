@@ -33,6 +33,7 @@
 // end probe and metadata-log watchers run under it, so they must not call the controller.
 #pragma once
 
+#include <chrono>
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -62,7 +63,7 @@ namespace brook {
 struct controller_config {
   /// broker.session.timeout.ms: a broker that has not heartbeaten for this long is fenced.
   /// Default 9000 (KRaft).
-  std::int64_t broker_session_timeout_ms = 9000;
+  std::chrono::milliseconds broker_session_timeout{9000};
   /// unclean.leader.election.enable. Default false.
   bool unclean_leader_election_enable = false;
   /// Where placement starts (Kafka draws it at random; brook defaults to a fixed start so
@@ -168,7 +169,7 @@ class controller {
         last_heartbeat_[id] = now;  // replayed image: the session starts now
         continue;
       }
-      if (now - it->second > cfg_.broker_session_timeout_ms) {
+      if (now - it->second > cfg_.broker_session_timeout.count()) {
         BROOK_TRY(fence_locked(id, "session timeout"));
         out.push_back(id);
       }

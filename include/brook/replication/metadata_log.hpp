@@ -112,7 +112,7 @@ class metadata_log {
     if (!opts.clock) opts.clock = make_system_clock();
     log_config cfg = opts.log;
     cfg.clock = opts.clock;
-    cfg.retention_ms = -1;
+    cfg.retention_time = log_config::keep_forever;
     cfg.retention_bytes = -1;
     log_open_options lo;
     lo.read_only = opts.read_only;

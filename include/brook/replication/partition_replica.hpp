@@ -44,6 +44,7 @@
 // part() (brook::partition, bounded by the high watermark) without that mutex.
 #pragma once
 
+#include <chrono>
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -71,7 +72,7 @@ namespace brook {
 struct replica_config {
   /// replica.lag.time.max.ms: a follower that has not caught up with the leader's log end for
   /// longer than this is out of sync. Default 30000.
-  std::int64_t replica_lag_time_max_ms = 30000;
+  std::chrono::milliseconds replica_lag_time_max{30000};
 };
 
 enum class replica_role { none, leader, follower };
@@ -337,7 +338,7 @@ class partition_replica {
     for (auto id : isr_) {
       if (id == broker_id_) continue;
       auto it = followers_.find(id);
-      if (it == followers_.end() || !it->second.is_caught_up(leo, now, cfg_.replica_lag_time_max_ms)) out.push_back(id);
+      if (it == followers_.end() || !it->second.is_caught_up(leo, now, cfg_.replica_lag_time_max.count())) out.push_back(id);
     }
     return out;
   }
@@ -606,7 +607,7 @@ class partition_replica {
     for (const auto& [id, s] : followers_) {
       if (s.log_end_offset >= hw) continue;
       if (contains(isr_, id) ||
-          (!contains(ineligible_, id) && s.is_caught_up(leo, now, cfg_.replica_lag_time_max_ms)))
+          (!contains(ineligible_, id) && s.is_caught_up(leo, now, cfg_.replica_lag_time_max.count())))
         hw = s.log_end_offset;
     }
     if (hw > part_->high_watermark()) part_->advance_high_watermark(hw);

@@ -3,6 +3,7 @@
 // Thread-safety: a value; a partition_log copies it at open.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -52,38 +53,44 @@ inline std::string_view to_string(cleanup_policy p) noexcept {
   return "?";
 }
 
+/// Every setting of one partition log, each named after its Kafka topic config (durations as
+/// std::chrono::milliseconds; Kafka's `*.ms` name and default in the comment).
 struct log_config {
+  /// retention.ms = -1: keep segments however old they are.
+  static constexpr std::chrono::milliseconds keep_forever{-1};
+
   /// segment.bytes: roll when the next append would take the segment past this. Default 1 GiB.
   std::uint64_t segment_bytes = 1024ull * 1024 * 1024;
   /// segment.ms: roll a non-empty segment whose first batch's timestamp is older than this. Default 7 days.
-  std::int64_t segment_ms = 7ll * 24 * 3600 * 1000;
+  std::chrono::milliseconds segment_time{std::chrono::hours{7 * 24}};
   /// segment.index.bytes: preallocated size of each index file; a full index rolls the segment. Default 10 MiB.
   std::uint64_t segment_index_bytes = 10ull * 1024 * 1024;
   /// index.interval.bytes: bytes of log between two offset-index entries. Default 4096.
   std::uint32_t index_interval_bytes = 4096;
   /// max.message.bytes: largest batch accepted, in bytes. Default 1 MiB + 12.
   std::uint32_t max_message_bytes = 1024 * 1024 + 12;
-  /// retention.ms: delete segments whose largest timestamp is older than this; -1 keeps forever. Default 7 days.
-  std::int64_t retention_ms = 7ll * 24 * 3600 * 1000;
+  /// retention.ms: delete segments whose largest timestamp is older than this; keep_forever (-1 ms)
+  /// keeps them. Default 7 days.
+  std::chrono::milliseconds retention_time{std::chrono::hours{7 * 24}};
   /// retention.bytes: delete oldest segments while the log is larger than this; -1 = no limit. Default -1.
   std::int64_t retention_bytes = -1;
   /// flush.messages: fdatasync after this many unflushed records. Default never (Long.MAX).
   std::int64_t flush_messages = std::numeric_limits<std::int64_t>::max();
   /// flush.ms: fdatasync when the oldest unflushed append is older than this. Default never (Long.MAX).
-  std::int64_t flush_ms = std::numeric_limits<std::int64_t>::max();
+  std::chrono::milliseconds flush_interval{std::chrono::milliseconds::max()};
   /// message.timestamp.type: CreateTime keeps producer timestamps, LogAppendTime stamps the append time.
   timestamp_type message_timestamp_type = timestamp_type::create_time;
   /// cleanup.policy: delete (retention), compact (the log cleaner) or both. Default delete.
   cleanup_policy cleanup = cleanup_policy::delete_;
   /// delete.retention.ms: how long the cleaner keeps a tombstone (null value) after it first
   /// cleaned the batch holding it (KIP-534's delete horizon). Default 1 day (86400000).
-  std::int64_t delete_retention_ms = 24ll * 3600 * 1000;
+  std::chrono::milliseconds delete_retention{std::chrono::hours{24}};
   /// min.cleanable.dirty.ratio: housekeeping cleans a compacted log once the dirty (not yet
   /// cleaned) bytes are at least this share of the cleanable bytes. Default 0.5.
   double min_cleanable_dirty_ratio = 0.5;
   /// min.compaction.lag.ms: a segment holding a record younger than this (by its largest
   /// timestamp) and everything after it are not cleaned yet. Default 0.
-  std::int64_t min_compaction_lag_ms = 0;
+  std::chrono::milliseconds min_compaction_lag{0};
   /// Where time comes from (rolling, retention, flush.ms, LogAppendTime). Null = system clock.
   std::shared_ptr<const brook::clock> clock{};
 
@@ -92,27 +99,30 @@ struct log_config {
     if (segment_bytes < 14) return make_error(errc::invalid_config, "segment.bytes {} is below 14", segment_bytes);
     if (segment_bytes > std::uint64_t{std::numeric_limits<std::int32_t>::max()})
       return make_error(errc::invalid_config, "segment.bytes {} exceeds 2^31-1 (positions are int32)", segment_bytes);
-    if (segment_ms < 1) return make_error(errc::invalid_config, "segment.ms {} is below 1", segment_ms);
+    if (segment_time.count() < 1)
+      return make_error(errc::invalid_config, "segment.ms {} is below 1", segment_time.count());
     if (segment_index_bytes < 4 * 12)
       return make_error(errc::invalid_config, "segment.index.bytes {} is below 48", segment_index_bytes);
     if (index_interval_bytes < 1) return make_error(errc::invalid_config, "index.interval.bytes must be >= 1");
     if (max_message_bytes < batch_layout::header_size)
       return make_error(errc::invalid_config, "max.message.bytes {} is smaller than a batch header", max_message_bytes);
-    if (retention_ms < -1) return make_error(errc::invalid_config, "retention.ms {} is below -1", retention_ms);
+    if (retention_time.count() < -1)
+      return make_error(errc::invalid_config, "retention.ms {} is below -1", retention_time.count());
     if (retention_bytes < -1) return make_error(errc::invalid_config, "retention.bytes {} is below -1", retention_bytes);
     if (flush_messages < 1) return make_error(errc::invalid_config, "flush.messages {} is below 1", flush_messages);
-    if (flush_ms < 0) return make_error(errc::invalid_config, "flush.ms {} is negative", flush_ms);
+    if (flush_interval.count() < 0)
+      return make_error(errc::invalid_config, "flush.ms {} is negative", flush_interval.count());
     if (cleanup != cleanup_policy::delete_ && cleanup != cleanup_policy::compact &&
         cleanup != cleanup_policy::compact_delete)
       return make_error(errc::invalid_config, "cleanup.policy {} is not delete, compact or compact,delete",
                         static_cast<int>(cleanup));
-    if (delete_retention_ms < 0)
-      return make_error(errc::invalid_config, "delete.retention.ms {} is negative", delete_retention_ms);
+    if (delete_retention.count() < 0)
+      return make_error(errc::invalid_config, "delete.retention.ms {} is negative", delete_retention.count());
     if (!(min_cleanable_dirty_ratio >= 0.0 && min_cleanable_dirty_ratio <= 1.0))
       return make_error(errc::invalid_config, "min.cleanable.dirty.ratio {} is not in [0, 1]",
                         min_cleanable_dirty_ratio);
-    if (min_compaction_lag_ms < 0)
-      return make_error(errc::invalid_config, "min.compaction.lag.ms {} is negative", min_compaction_lag_ms);
+    if (min_compaction_lag.count() < 0)
+      return make_error(errc::invalid_config, "min.compaction.lag.ms {} is negative", min_compaction_lag.count());
     return ok();
   }
 

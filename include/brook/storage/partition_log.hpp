@@ -259,8 +259,8 @@ class partition_log {
     std::lock_guard wl(writer_mu_);
     if (closed_ || opts_.read_only) return ok();
     timestamp_ms now = config_.clock->now_ms();
-    if (first_unflushed_ms_ >= 0 && now - first_unflushed_ms_ >= config_.flush_ms) BROOK_TRY(flush_locked());
-    if (!active()->empty() && now - active_created_ms_ > config_.segment_ms) BROOK_TRY(roll_locked());
+    if (first_unflushed_ms_ >= 0 && now - first_unflushed_ms_ >= config_.flush_interval.count()) BROOK_TRY(flush_locked());
+    if (!active()->empty() && now - active_created_ms_ > config_.segment_time.count()) BROOK_TRY(roll_locked());
     return ok();
   }
 
@@ -288,6 +288,7 @@ class partition_log {
     std::lock_guard wl(writer_mu_);
     if (closed_ || opts_.read_only) return std::size_t{0};
     const timestamp_ms now = config_.clock->now_ms();
+    const std::int64_t retention = config_.retention_time.count();
     auto segs = snapshot();
     std::int64_t total = 0;
     for (const auto& s : segs) total += static_cast<std::int64_t>(s->size());
@@ -299,7 +300,7 @@ class partition_log {
       if (s->empty() && i + 1 == segs.size()) break;  // an empty active segment holds the log end
       const auto sz = static_cast<std::int64_t>(s->size());
       bool by_start = i + 1 < segs.size() ? segs[i + 1]->base_offset() <= log_start : s->next_offset() <= log_start;
-      auto expired = [&](timestamp_ms m) { return config_.retention_ms >= 0 && m >= 0 && now - m > config_.retention_ms; };
+      auto expired = [&](timestamp_ms m) { return retention >= 0 && m >= 0 && now - m > retention; };
       bool by_time = config_.deletes() && expired(s->max_timestamp());
       if (by_time) {
         // The hint says expired: confirm against the batches before deleting anything.
@@ -478,7 +479,7 @@ class partition_log {
     for (std::size_t i = 0; i < plan->segments; ++i)
       if (segs[i + 1]->base_offset() > plan->first_dirty)
         BROOK_TRY(detail::add_segment_to_map(*segs[i], plan->first_dirty, map));
-    const detail::record_filter filter{&map, now, config_.delete_retention_ms};
+    const detail::record_filter filter{&map, now, config_.delete_retention.count()};
 
     for (std::size_t i = 0; i < plan->segments; ++i) {
       const seg_ptr& s = segs[i];
@@ -693,12 +694,12 @@ class partition_log {
     if (upper && *upper < bound) bound = *upper;
     std::size_t n = 0;
     while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= bound) ++n;
-    if (config_.min_compaction_lag_ms > 0) {
+    if (config_.min_compaction_lag.count() > 0) {
       for (std::size_t i = 0; i < n; ++i) {
         if (segs[i + 1]->base_offset() <= fd) continue;  // wholly clean
         auto m = segs[i]->exact_max_timestamp();
         if (!m) return m.error();
-        if (*m > now - config_.min_compaction_lag_ms) {
+        if (*m > now - config_.min_compaction_lag.count()) {
           n = i;
           break;
         }
@@ -737,7 +738,7 @@ class partition_log {
     if (!a->empty()) {
       timestamp_ms first = a->first_batch_timestamp();
       std::int64_t waited = first >= 0 && max_ts >= 0 ? max_ts - first : now - active_created_ms_;
-      if (waited > config_.segment_ms) {
+      if (waited > config_.segment_time.count()) {
         BROOK_TRY(roll_locked());
         a = active();
       }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -106,16 +107,16 @@ struct topic_config {
         return ok();
       };
       if (k == "segment.bytes") BROOK_TRY(unsigned_of(base.segment_bytes));
-      else if (k == "segment.ms") base.segment_ms = n;
+      else if (k == "segment.ms") base.segment_time = std::chrono::milliseconds(n);
       else if (k == "segment.index.bytes") BROOK_TRY(unsigned_of(base.segment_index_bytes));
       else if (k == "index.interval.bytes") BROOK_TRY(unsigned_of(base.index_interval_bytes));
       else if (k == "max.message.bytes") BROOK_TRY(unsigned_of(base.max_message_bytes));
-      else if (k == "retention.ms") base.retention_ms = n;
+      else if (k == "retention.ms") base.retention_time = std::chrono::milliseconds(n);
       else if (k == "retention.bytes") base.retention_bytes = n;
       else if (k == "flush.messages") base.flush_messages = n;
-      else if (k == "flush.ms") base.flush_ms = n;
-      else if (k == "delete.retention.ms") base.delete_retention_ms = n;
-      else if (k == "min.compaction.lag.ms") base.min_compaction_lag_ms = n;
+      else if (k == "flush.ms") base.flush_interval = std::chrono::milliseconds(n);
+      else if (k == "delete.retention.ms") base.delete_retention = std::chrono::milliseconds(n);
+      else if (k == "min.compaction.lag.ms") base.min_compaction_lag = std::chrono::milliseconds(n);
       else return make_error(errc::invalid_config, "unknown topic config '{}'", k);
     }
     BROOK_TRY(base.validate());
