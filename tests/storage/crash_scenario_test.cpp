@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -678,213 +679,171 @@ void require_keeps_working(const sfs::path& dir, const log_config& cfg, std::uni
 
 }  // namespace
 
-TEST_CASE("crash: cut exactly at a batch boundary in an older segment drops the later segments",
+// ---------------------------------------------------------------------- damage table
+//
+// Each row builds the same seeded log, leaves a closed directory or a crash image (files
+// copied while the log is open), damages it, reopens, and checks what must survive and what
+// the recovery report says; then the log must keep working (appends continue at the log
+// end, a clean reopen sees everything).
+
+namespace {
+
+/// What recovery must leave and report (unset: not checked).
+struct damage_outcome {
+  std::int64_t end = -1;  ///< the log end: everything below survives intact
+  std::optional<std::uint64_t> bytes_truncated{};
+  std::optional<std::size_t> segments_deleted{};
+  std::optional<std::size_t> indexes_rebuilt{};
+  std::optional<std::size_t> segments_left{};
+  std::optional<bool> clean{};
+  bool check_time_lookups = false;
+  std::function<void(const partition_log&)> also{};  ///< a case's own checks after the open
+};
+
+/// The files of one damage case: the directory to damage and the segments before it.
+struct damage_site {
+  const sfs::path& dir;
+  const std::vector<segment_info>& segs;
+  const model& m;
+  sfs::path log_of(std::size_t i) const { return dir / segs[i].path.filename(); }
+};
+
+struct damage_case {
+  const char* name;
+  bool crash_image;          ///< damage a copy taken while the log was open (else close first)
+  int batches;               ///< random batches appended before the damage
+  std::size_t min_segments;  ///< the case needs at least this many segments
+  std::function<damage_outcome(const damage_site&)> damage;
+};
+
+const std::vector<damage_case>& damage_cases() {
+  static const std::vector<damage_case> cases = {
+      {"a cut exactly at a batch boundary in an older segment drops the later segments", false, 40, 4,
+       [](const damage_site& s) {
+         auto bs = batches_in(s.m, s.segs[1].base_offset);
+         REQUIRE(bs.size() >= 2);
+         brook::test::cut_file(s.log_of(1), bs[1].pos);  // the second batch of segment 1 starts the damage
+         return damage_outcome{.end = bs[1].base, .bytes_truncated = 0, .segments_deleted = s.segs.size() - 2,
+                               .segments_left = 2, .clean = false};
+       }},
+      {"a torn last batch is cut off", true, 25, 1,
+       [](const damage_site& s) {
+         const auto last = s.m.batches.back();
+         const auto lp = s.log_of(s.segs.size() - 1);
+         brook::test::cut_file(lp, last.pos + last.size / 2);
+         return damage_outcome{.end = last.base,
+                               .bytes_truncated = last.size / 2,
+                               .segments_deleted = 0,
+                               .clean = false,
+                               .also = [lp, last](const partition_log& l) {
+                                 CHECK(l.recovery().indexes_rebuilt >= 1);
+                                 CHECK(sfs::file_size(lp) == last.pos);
+                               }};
+       }},
+      {"the active segment's .log is empty after a crash", true, 30, 3,
+       [](const damage_site& s) {
+         brook::test::cut_file(s.log_of(s.segs.size() - 1), 0);
+         return damage_outcome{.end = s.segs.back().base_offset.value(), .bytes_truncated = 0, .segments_deleted = 0,
+                               .segments_left = s.segs.size()};
+       }},
+      {"an older segment's empty .log takes every later segment with it", false, 30, 3,
+       [](const damage_site& s) {
+         brook::test::cut_file(s.log_of(1), 0);
+         return damage_outcome{.end = s.segs[1].base_offset.value(), .segments_deleted = s.segs.size() - 2,
+                               .clean = false};
+       }},
+      {"an .index full of garbage is rebuilt, nothing is lost", false, 30, 1,
+       [](const damage_site& s) {
+         const auto ip = partition_files::index(s.dir, s.segs[0].base_offset);
+         const auto n = sfs::file_size(ip);
+         REQUIRE(n >= offset_index::entry_size);
+         std::mt19937_64 g(5);
+         brook::test::write_file_bytes(ip, brook::test::random_bytes(g, static_cast<std::size_t>(n)));
+         return damage_outcome{.end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = 1, .clean = false,
+                               .check_time_lookups = true};
+       }},
+      {"missing .index and .timeindex files are rebuilt", false, 30, 1,
+       [](const damage_site& s) {
+         for (const auto& seg : s.segs) {
+           REQUIRE(sfs::remove(partition_files::index(s.dir, seg.base_offset)));
+           REQUIRE(sfs::remove(partition_files::time_index(s.dir, seg.base_offset)));
+         }
+         return damage_outcome{.end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = s.segs.size(),
+                               .clean = false, .check_time_lookups = true};
+       }},
+      {"garbage after the active segment's last batch (a crash image) is cut off", true, 30, 1,
+       [](const damage_site& s) {
+         std::mt19937_64 g(11);
+         brook::test::write_file_bytes(s.log_of(s.segs.size() - 1), brook::test::random_bytes(g, 100), true);
+         return damage_outcome{.end = s.m.end(), .bytes_truncated = 100, .segments_deleted = 0};
+       }},
+      {"garbage after a sealed segment is cut and, as in Kafka, the later segments go", false, 30, 3,
+       [](const damage_site& s) {
+         std::mt19937_64 g(11);
+         brook::test::write_file_bytes(s.log_of(1), brook::test::random_bytes(g, 100), true);
+         return damage_outcome{.end = s.segs[1].next_offset.value(), .bytes_truncated = 100,
+                               .segments_deleted = s.segs.size() - 2};
+       }},
+      {"a .log of pure garbage leaves an empty log at its base", false, 20, 2,
+       [](const damage_site& s) {
+         std::mt19937_64 g(13);
+         const auto n = static_cast<std::size_t>(s.segs[0].size_bytes);
+         brook::test::write_file_bytes(s.log_of(0), brook::test::random_bytes(g, n));
+         return damage_outcome{.end = 0, .bytes_truncated = n, .segments_deleted = s.segs.size() - 1, .clean = false};
+       }},
+  };
+  return cases;
+}
+
+void check_outcome(const partition_log& l, const damage_outcome& want) {
+  INFO(events_of(l));
+  const auto& rep = l.recovery();
+  if (want.clean) CHECK(rep.clean == *want.clean);
+  if (rep.bytes_truncated > 0 || rep.segments_deleted > 0) CHECK_FALSE(rep.events.empty());
+  if (want.bytes_truncated) CHECK(rep.bytes_truncated == *want.bytes_truncated);
+  if (want.segments_deleted) CHECK(rep.segments_deleted == *want.segments_deleted);
+  if (want.indexes_rebuilt) CHECK(rep.indexes_rebuilt == *want.indexes_rebuilt);
+  if (want.segments_left) CHECK(l.segments().size() == *want.segments_left);
+  CHECK(l.log_start_offset().value() == 0);
+  CHECK(l.log_end_offset().value() == want.end);
+}
+
+}  // namespace
+
+TEST_CASE("crash: damage table: recovery keeps exactly the intact prefix and says what it did",
           "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 40, m);
-  auto segs = log->segments();
-  REQUIRE(segs.size() >= 4);
-  REQUIRE(log->close().has_value());
-  log.reset();
+  for (const damage_case& c : damage_cases()) {
+    DYNAMIC_SECTION(c.name) {
+      brook::test::scratch_dir tmp;
+      const auto dir = tmp / "t-0", crashed = tmp / "t-1";
+      const auto cfg = named_config();
+      model m;
+      auto log = build_log(dir, cfg, c.batches, m);
+      const auto segs = log->segments();
+      REQUIRE(segs.size() >= c.min_segments);
+      if (c.crash_image) brook::test::copy_dir_files(dir, crashed);
+      else REQUIRE(log->close().has_value());
+      log.reset();
+      const auto& target = c.crash_image ? crashed : dir;
+      const damage_outcome want = c.damage(damage_site{target, segs, m});
 
-  auto bs = batches_in(m, segs[1].base_offset);
-  REQUIRE(bs.size() >= 2);
-  const auto& cut_at = bs[1];  // the second batch of segment 1 starts the damage
-  brook::test::cut_file(segs[1].path, cut_at.pos);
-
-  auto opened = partition_log::open(dir, cfg);
-  REQUIRE(opened.has_value());
-  auto& l = *opened;
-  INFO(events_of(*l));
-  CHECK_FALSE(l->recovery().clean);
-  CHECK(l->recovery().bytes_truncated == 0);
-  CHECK(l->recovery().segments_deleted == segs.size() - 2);
-  CHECK(l->log_end_offset().value() == cut_at.base);
-  CHECK(l->segments().size() == 2);
-  for (std::size_t i = 2; i < segs.size(); ++i) CHECK_FALSE(sfs::exists(segs[i].path));
-  require_contents(*l, m, 0, cut_at.base);
-  m.records.resize(static_cast<std::size_t>(cut_at.base));
-  require_keeps_working(dir, cfg, std::move(l), m);
-}
-
-TEST_CASE("crash: a torn last batch is cut off", "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0", crashed = tmp / "t-1";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 25, m);
-  brook::test::copy_dir_files(dir, crashed);
-  auto segs = log->segments();
-  log.reset();  // closes the original; the copy is the crash image
-
-  const auto last = m.batches.back();
-  const auto lp = crashed / segs.back().path.filename();
-  brook::test::cut_file(lp, last.pos + last.size / 2);
-
-  auto opened = partition_log::open(crashed, cfg);
-  REQUIRE(opened.has_value());
-  auto& l = *opened;
-  INFO(events_of(*l));
-  CHECK_FALSE(l->recovery().clean);
-  CHECK(l->recovery().bytes_truncated == last.size / 2);
-  CHECK(l->recovery().indexes_rebuilt >= 1);
-  CHECK(l->recovery().segments_deleted == 0);
-  CHECK(l->log_end_offset().value() == last.base);
-  CHECK(sfs::file_size(lp) == last.pos);
-  require_contents(*l, m, 0, last.base);
-  m.records.resize(static_cast<std::size_t>(last.base));
-  require_keeps_working(crashed, cfg, std::move(l), m);
-}
-
-TEST_CASE("crash: an empty .log file", "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0", crashed = tmp / "t-1";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 30, m);
-  auto segs = log->segments();
-  REQUIRE(segs.size() >= 3);
-
-  SECTION("the active segment's .log is empty after the crash") {
-    brook::test::copy_dir_files(dir, crashed);
-    log.reset();
-    const auto lp = crashed / segs.back().path.filename();
-    brook::test::cut_file(lp, 0);
-    auto opened = partition_log::open(crashed, cfg);
-    REQUIRE(opened.has_value());
-    auto& l = *opened;
-    INFO(events_of(*l));
-    CHECK(l->recovery().bytes_truncated == 0);
-    CHECK(l->recovery().segments_deleted == 0);
-    CHECK(l->log_end_offset() == segs.back().base_offset);
-    CHECK(l->segments().size() == segs.size());
-    require_contents(*l, m, 0, segs.back().base_offset.value());
-    m.records.resize(static_cast<std::size_t>(segs.back().base_offset.value()));
-    require_keeps_working(crashed, cfg, std::move(l), m);
-  }
-  SECTION("an older segment's .log is empty: it and everything after it are gone") {
-    REQUIRE(log->close().has_value());
-    log.reset();
-    brook::test::cut_file(segs[1].path, 0);
-    auto opened = partition_log::open(dir, cfg);
-    REQUIRE(opened.has_value());
-    auto& l = *opened;
-    INFO(events_of(*l));
-    CHECK_FALSE(l->recovery().clean);
-    CHECK(l->recovery().segments_deleted == segs.size() - 2);
-    CHECK(l->log_end_offset() == segs[1].base_offset);
-    require_contents(*l, m, 0, segs[1].base_offset.value());
-    m.records.resize(static_cast<std::size_t>(segs[1].base_offset.value()));
-    require_keeps_working(dir, cfg, std::move(l), m);
-  }
-}
-
-TEST_CASE("crash: an .index full of garbage is rebuilt, nothing is lost", "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 30, m);
-  auto segs = log->segments();
-  REQUIRE(log->close().has_value());
-  log.reset();
-  const auto ip = partition_files::index(dir, segs[0].base_offset);
-  const auto n = sfs::file_size(ip);
-  REQUIRE(n >= offset_index::entry_size);
-  std::mt19937_64 g(5);
-  brook::test::write_file_bytes(ip, brook::test::random_bytes(g, static_cast<std::size_t>(n)));
-
-  auto opened = partition_log::open(dir, cfg);
-  REQUIRE(opened.has_value());
-  auto& l = *opened;
-  INFO(events_of(*l));
-  CHECK_FALSE(l->recovery().clean);
-  CHECK(l->recovery().indexes_rebuilt == 1);
-  CHECK(l->recovery().bytes_truncated == 0);
-  CHECK(l->log_end_offset().value() == m.end());
-  require_contents(*l, m, 0, m.end());
-  rnd r(3);
-  auto t = check_time_lookups(*l, m, 0, m.end(), r);
-  INFO(t);
-  CHECK(t.empty());
-  require_keeps_working(dir, cfg, std::move(l), m);
-  CHECK(brook::test::check_closed_indexes(dir).empty());
-}
-
-TEST_CASE("crash: missing .index and .timeindex files are rebuilt", "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 30, m);
-  auto segs = log->segments();
-  REQUIRE(log->close().has_value());
-  log.reset();
-  for (const auto& s : segs) {
-    REQUIRE(sfs::remove(partition_files::index(dir, s.base_offset)));
-    REQUIRE(sfs::remove(partition_files::time_index(dir, s.base_offset)));
-  }
-  auto opened = partition_log::open(dir, cfg);
-  REQUIRE(opened.has_value());
-  auto& l = *opened;
-  INFO(events_of(*l));
-  CHECK_FALSE(l->recovery().clean);
-  CHECK(l->recovery().indexes_rebuilt == segs.size());
-  CHECK(l->recovery().bytes_truncated == 0);
-  require_contents(*l, m, 0, m.end());
-  for (const auto& s : segs) {
-    CHECK(sfs::exists(partition_files::index(dir, s.base_offset)));
-    CHECK(sfs::exists(partition_files::time_index(dir, s.base_offset)));
-  }
-  rnd r(4);
-  auto t = check_time_lookups(*l, m, 0, m.end(), r);
-  INFO(t);
-  CHECK(t.empty());
-  require_keeps_working(dir, cfg, std::move(l), m);
-  CHECK(brook::test::check_closed_indexes(dir).empty());
-}
-
-TEST_CASE("crash: garbage after the last batch is cut off", "[storage][crash][scenario]") {
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0", crashed = tmp / "t-1";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 30, m);
-  auto segs = log->segments();
-  std::mt19937_64 g(11);
-
-  SECTION("after the active segment (a crash image)") {
-    brook::test::copy_dir_files(dir, crashed);
-    log.reset();
-    brook::test::write_file_bytes(crashed / segs.back().path.filename(), brook::test::random_bytes(g, 100), true);
-    auto opened = partition_log::open(crashed, cfg);
-    REQUIRE(opened.has_value());
-    auto& l = *opened;
-    INFO(events_of(*l));
-    CHECK(l->recovery().bytes_truncated == 100);
-    CHECK(l->recovery().segments_deleted == 0);
-    CHECK(l->log_end_offset().value() == m.end());
-    require_contents(*l, m, 0, m.end());
-    require_keeps_working(crashed, cfg, std::move(l), m);
-  }
-  SECTION("after a sealed segment: cut, and (as Kafka's recovery does) the later segments go") {
-    REQUIRE(log->close().has_value());
-    log.reset();
-    REQUIRE(segs.size() >= 3);
-    brook::test::write_file_bytes(segs[1].path, brook::test::random_bytes(g, 100), true);
-    auto opened = partition_log::open(dir, cfg);
-    REQUIRE(opened.has_value());
-    auto& l = *opened;
-    INFO(events_of(*l));
-    CHECK(l->recovery().bytes_truncated == 100);
-    CHECK(l->recovery().segments_deleted == segs.size() - 2);
-    CHECK(l->log_end_offset() == segs[1].next_offset);
-    require_contents(*l, m, 0, segs[1].next_offset.value());
-    m.records.resize(static_cast<std::size_t>(segs[1].next_offset.value()));
-    require_keeps_working(dir, cfg, std::move(l), m);
+      auto opened = partition_log::open(target, cfg);
+      REQUIRE(opened.has_value());
+      auto& l = *opened;
+      check_outcome(*l, want);
+      if (want.also) want.also(*l);
+      require_contents(*l, m, 0, want.end);
+      if (want.check_time_lookups) {
+        rnd r(3);
+        auto t = check_time_lookups(*l, m, 0, want.end, r);
+        INFO(t);
+        CHECK(t.empty());
+      }
+      m.records.resize(static_cast<std::size_t>(want.end));
+      if (want.end == 0) m.batches.clear();
+      require_keeps_working(target, cfg, std::move(l), m);
+      CHECK(brook::test::check_closed_indexes(target).empty());
+    }
   }
 }
 
@@ -908,39 +867,6 @@ TEST_CASE("crash: a foreign file in the directory fails the open, naming the fil
   REQUIRE(again.has_value());
   CHECK((*again)->recovery().clean);
   require_contents(**again, m, 0, m.end());
-}
-
-TEST_CASE("crash: a .log of pure garbage", "[storage][crash][scenario]") {
-  // What the code does: the segment is validated, every byte is cut (reported), and the
-  // segments after it are deleted because the log has no holes; open succeeds with an empty
-  // log at the segment's base offset.
-  brook::test::scratch_dir tmp;
-  const auto dir = tmp / "t-0";
-  const auto cfg = named_config();
-  model m;
-  auto log = build_log(dir, cfg, 20, m);
-  auto segs = log->segments();
-  REQUIRE(segs.size() >= 2);
-  REQUIRE(log->close().has_value());
-  log.reset();
-  std::mt19937_64 g(13);
-  const auto n = static_cast<std::size_t>(segs[0].size_bytes);
-  brook::test::write_file_bytes(segs[0].path, brook::test::random_bytes(g, n));
-
-  auto opened = partition_log::open(dir, cfg);
-  REQUIRE(opened.has_value());
-  auto& l = *opened;
-  INFO(events_of(*l));
-  CHECK_FALSE(l->recovery().clean);
-  CHECK(l->recovery().bytes_truncated == n);
-  CHECK(l->recovery().segments_deleted == segs.size() - 1);
-  CHECK(l->log_start_offset().value() == 0);
-  CHECK(l->log_end_offset().value() == 0);
-  CHECK(brook::test::read_all(*l).empty());
-  CHECK_FALSE(l->recovery().events.empty());
-  m.records.clear();
-  m.batches.clear();
-  require_keeps_working(dir, cfg, std::move(l), m);
 }
 
 TEST_CASE("crash: a malformed checkpoint file", "[storage][crash][scenario]") {
