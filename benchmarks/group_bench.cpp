@@ -246,7 +246,7 @@ class bench_member : public brook::rebalance_listener {
 
   void on_partitions_revoked(const std::vector<brook::topic_partition>&) override {}
   void on_partitions_assigned(const std::vector<brook::topic_partition>&) override {
-    board_.report(slot_, consumer_.group_metadata().generation);
+    board_.report(slot_, consumer_.group_metadata().generation.value());
   }
 
  private:
@@ -504,7 +504,7 @@ class consume_member : public brook::rebalance_listener {
   void on_partitions_revoked(const std::vector<brook::topic_partition>&) override {}
   void on_partitions_assigned(const std::vector<brook::topic_partition>& added) override {
     if (!go_) consumer_.pause(added);
-    board_.report(slot_, consumer_.group_metadata().generation);
+    board_.report(slot_, consumer_.group_metadata().generation.value());
   }
 
  private:

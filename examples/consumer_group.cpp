@@ -39,7 +39,7 @@ struct printing_listener : brook::rebalance_listener {
   void on_partitions_assigned(const std::vector<brook::topic_partition>&) override {
     std::vector<std::string> owned;
     for (const auto& tp : consumer->assignment()) owned.push_back(fmt::format("{}-{}", tp.topic, tp.partition));
-    generation = consumer->group_metadata().generation;
+    generation = consumer->group_metadata().generation.value();
     fmt::print("generation {}: {} owns [{}]\n", generation.load(), name, fmt::join(owned, ", "));
   }
 };
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       auto d = (*coord)->describe_group(group);
       if (!d || d->state != brook::group_state::stable || d->members.size() != n) return false;
       for (const auto& m : members)
-        if (!m->stop && m->listener.generation != d->generation) return false;
+        if (!m->stop && m->listener.generation != d->generation.value()) return false;
       return true;
     });
   };

@@ -28,7 +28,13 @@
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/time_index.hpp>
 #include <brook/storage/segment.hpp>
+#include <brook/storage/segment_list.hpp>
 #include <brook/storage/log_slice.hpp>
+#include <brook/storage/log_checkpoints.hpp>
+#include <brook/storage/log_validator.hpp>
+#include <brook/storage/log_loader.hpp>
+#include <brook/storage/log_retention.hpp>
+#include <brook/storage/log_truncation.hpp>
 #include <brook/storage/log_cleaner.hpp>
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/topic_config.hpp>
@@ -50,8 +56,12 @@
 #include <brook/group/group_state.hpp>
 #include <brook/group/consumer_protocol.hpp>
 #include <brook/group/offsets_topic_records.hpp>
+#include <brook/group/offset_and_metadata.hpp>
 #include <brook/group/offset_store.hpp>
 #include <brook/group/rebalance_listener.hpp>
+#include <brook/group/coordinator_config.hpp>
+#include <brook/group/group_requests.hpp>
+#include <brook/group/classic_group.hpp>
 #include <brook/group/group_coordinator.hpp>
 #include <brook/group/group_consumer.hpp>
 

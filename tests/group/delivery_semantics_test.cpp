@@ -625,7 +625,7 @@ class scenario {
     REQUIRE(d);
     CHECK(d->members.empty());
     CHECK(d->state == group_state::empty);
-    t_.generations += d->generation;
+    t_.generations += d->generation.value();
     REQUIRE(env_.coord->delete_group(group_));
   }
 

@@ -67,7 +67,7 @@ TEST_CASE("a lone member gets every partition and resumes from its commits after
     REQUIRE(recs);
     CHECK(recs->size() == 8);
     CHECK(c.assignment() == std::vector<topic_partition>{tp("t", 0), tp("t", 1)});
-    CHECK(c.group_metadata().generation == 1);
+    CHECK(c.group_metadata().generation == generation_id(1));
     CHECK(env.coord->fetch_offsets("g").empty());  // auto-commit happens at the next poll boundary
     env.clk->advance(5000);
     CHECK(poll_count(c) == 0);
@@ -118,7 +118,7 @@ TEST_CASE("members share partitions, joins and leaves rebalance with listener ca
   CHECK(a.assignment().size() + b.assignment().size() == 4);
   CHECK(a.assignment().size() == 2);
   CHECK(a.group_metadata().generation == b.group_metadata().generation);
-  CHECK(a.group_metadata().generation == 2);
+  CHECK(a.group_metadata().generation == generation_id(2));
   CHECK(la.events == std::vector<std::string>{"assigned:t-0,t-1,t-2,t-3", "revoked:t-0,t-1,t-2,t-3",
                                               "assigned:t-0,t-1"});
   CHECK(lb.events == std::vector<std::string>{"assigned:t-2,t-3"});
@@ -126,7 +126,7 @@ TEST_CASE("members share partitions, joins and leaves rebalance with listener ca
   CHECK(lb.events.back() == "revoked:t-2,t-3");
   settle({&a});
   CHECK(a.assignment().size() == 4);
-  CHECK(a.group_metadata().generation == 3);
+  CHECK(a.group_metadata().generation == generation_id(3));
 }
 
 TEST_CASE("C1 exceeds its poll interval, its partitions move to C2, C1's commit is refused and C2's progress stands",
@@ -240,7 +240,7 @@ TEST_CASE("a static member restarting within the session keeps its partitions wi
   group_consumer b(*env.dd, *env.coord, b_cfg);
   REQUIRE(b.subscribe({"t"}));
   std::vector<topic_partition> before;
-  std::int32_t gen = 0;
+  generation_id gen{0};
   {
     group_consumer a(*env.dd, *env.coord, a_cfg);
     REQUIRE(a.subscribe({"t"}));
@@ -365,7 +365,7 @@ TEST_CASE("a commit while the member is rejoining is refused locally and causes 
   REQUIRE(a.subscribe({"t"}));
   REQUIRE(b.subscribe({"t"}));
   settle({&a, &b});
-  const std::int32_t gen = a.group_metadata().generation;
+  const generation_id gen = a.group_metadata().generation;
   group_consumer c(*env.dd, *env.coord, env.consumer_config("g"));
   REQUIRE(c.subscribe({"t"}));
   REQUIRE(c.poll(0ms));  // c waits in its join; a and b must rejoin

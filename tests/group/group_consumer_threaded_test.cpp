@@ -161,7 +161,7 @@ class scenario {
     CHECK(d->members.empty());
     CHECK(d->state == group_state::empty);
     // At least: the first members; c1 leaving and c3 joining (perhaps one rebalance); c2 expiring; the end.
-    CHECK(d->generation >= 4);
+    CHECK(d->generation >= generation_id(4));
     WARN(fmt::format("{} records, {} processed more than once; generations: {} (highest with records {})", records,
                      again, d->generation, s_.max_generation));
   }
@@ -272,7 +272,7 @@ class scenario {
         return;
       }
       if (recs->empty()) continue;
-      const std::int32_t gen = c.group_metadata().generation;
+      const std::int32_t gen = c.group_metadata().generation.value();
       {
         std::lock_guard lk(s_.mu);
         s_.max_generation = std::max(s_.max_generation, gen);

@@ -32,7 +32,7 @@ reply<join_group_response> join(group_coordinator& c, join_group_request r) {
   return out;
 }
 
-reply<std::vector<std::byte>> sync(group_coordinator& c, const std::string& group, std::int32_t gen,
+reply<std::vector<std::byte>> sync(group_coordinator& c, const std::string& group, generation_id gen,
                                    const std::string& member,
                                    std::map<std::string, std::vector<std::byte>> assignments = {}) {
   reply<std::vector<std::byte>> out;
@@ -45,6 +45,12 @@ reply<std::vector<std::byte>> sync(group_coordinator& c, const std::string& grou
   return out;
 }
 
+reply<std::vector<std::byte>> sync(group_coordinator& c, const std::string& group, std::int32_t gen,
+                                   const std::string& member,
+                                   std::map<std::string, std::vector<std::byte>> assignments = {}) {
+  return sync(c, group, generation_id(gen), member, std::move(assignments));
+}
+
 group_state state_of(group_coordinator& c, const std::string& g) {
   auto d = c.describe_group(g);
   REQUIRE(d);
@@ -55,7 +61,7 @@ offset_commit_request commit_req(const std::string& group, std::int32_t gen, con
                                  std::map<topic_partition, offset_and_metadata> offs) {
   offset_commit_request r;
   r.group_id = group;
-  r.generation = gen;
+  r.generation = generation_id(gen);
   r.member_id = member;
   r.offsets = std::move(offs);
   return r;
@@ -82,7 +88,7 @@ TEST_CASE("one member: join, sync, Stable, generation 1", "[group][coordinator]"
   REQUIRE(j.ready());
   REQUIRE(j.get());
   const auto& jr = *j.get();
-  CHECK(jr.generation == 1);
+  CHECK(jr.generation == generation_id(1));
   CHECK(jr.leader == jr.member_id);
   CHECK(jr.protocol_name == "range");
   CHECK(jr.protocol_type == "consumer");
@@ -95,11 +101,11 @@ TEST_CASE("one member: join, sync, Stable, generation 1", "[group][coordinator]"
   REQUIRE(a);
   CHECK(a->size() == 2);
   CHECK(state_of(*env.coord, "g") == group_state::stable);
-  CHECK(env.coord->heartbeat("g", 1, jr.member_id));
-  auto stale = env.coord->heartbeat("g", 0, jr.member_id);
+  CHECK(env.coord->heartbeat("g", generation_id(1), jr.member_id));
+  auto stale = env.coord->heartbeat("g", generation_id(0), jr.member_id);
   REQUIRE_FALSE(stale);
   CHECK(stale.error() == errc::illegal_generation);
-  auto unknown = env.coord->heartbeat("g", 1, "nobody");
+  auto unknown = env.coord->heartbeat("g", generation_id(1), "nobody");
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error() == errc::unknown_member_id);
 }
@@ -111,7 +117,7 @@ TEST_CASE("a second member triggers a rebalance that waits for every member", "[
   auto jb = join(*env.coord, join_req("g"));
   CHECK_FALSE(jb.ready());
   CHECK(state_of(*env.coord, "g") == group_state::preparing_rebalance);
-  auto hb = env.coord->heartbeat("g", 1, a);
+  auto hb = env.coord->heartbeat("g", generation_id(1), a);
   REQUIRE_FALSE(hb);
   CHECK(hb.error() == errc::rebalance_in_progress);
   // Commits with the current generation are still accepted while members rejoin.
@@ -121,8 +127,8 @@ TEST_CASE("a second member triggers a rebalance that waits for every member", "[
   REQUIRE(jb.ready());
   REQUIRE(ja.get());
   REQUIRE(jb.get());
-  CHECK(ja.get()->generation == 2);
-  CHECK(jb.get()->generation == 2);
+  CHECK(ja.get()->generation == generation_id(2));
+  CHECK(jb.get()->generation == generation_id(2));
   CHECK(ja.get()->leader == a);  // the first member stays leader
   CHECK(ja.get()->members.size() == 2);
   CHECK(jb.get()->members.empty());
@@ -213,20 +219,20 @@ TEST_CASE("a member that stops heartbeating is removed after session.timeout.ms"
   // b heartbeats, a does not.
   for (int i = 0; i < 14; ++i) {
     env.clk->advance(3000);
-    CHECK(env.coord->heartbeat("g", 2, b));
+    CHECK(env.coord->heartbeat("g", generation_id(2), b));
     REQUIRE(env.coord->tick());
   }
   CHECK(state_of(*env.coord, "g") == group_state::stable);
   env.clk->advance(3000);  // a's last heartbeat is now 45 s old
-  CHECK(env.coord->heartbeat("g", 2, b));
+  CHECK(env.coord->heartbeat("g", generation_id(2), b));
   REQUIRE(env.coord->tick());
   CHECK(state_of(*env.coord, "g") == group_state::preparing_rebalance);
-  auto hb = env.coord->heartbeat("g", 2, a);
+  auto hb = env.coord->heartbeat("g", generation_id(2), a);
   REQUIRE_FALSE(hb);
   CHECK(hb.error() == errc::unknown_member_id);
   auto jb2 = join(*env.coord, join_req("g", b));
   REQUIRE(jb2.ready());
-  CHECK(jb2.get()->generation == 3);
+  CHECK(jb2.get()->generation == generation_id(3));
   CHECK(jb2.get()->leader == b);
   CHECK(jb2.get()->members.size() == 1);
   // a is gone: its commits are refused and cannot overwrite b's.
@@ -257,13 +263,13 @@ TEST_CASE("members that do not rejoin within the rebalance timeout are dropped",
   auto jb = join(*env.coord, rb);
   CHECK_FALSE(jb.ready());
   env.clk->advance(5000);
-  CHECK(env.coord->heartbeat("g", 1, a).error() == errc::rebalance_in_progress);  // a keeps its session...
+  CHECK(env.coord->heartbeat("g", generation_id(1), a).error() == errc::rebalance_in_progress);  // a keeps its session...
   REQUIRE(env.coord->tick());
   CHECK_FALSE(jb.ready());
   env.clk->advance(5000);  // ...but never rejoins
   REQUIRE(env.coord->tick());
   REQUIRE(jb.ready());
-  CHECK(jb.get()->generation == 2);
+  CHECK(jb.get()->generation == generation_id(2));
   CHECK(jb.get()->members.size() == 1);
   CHECK(jb.get()->leader == jb.get()->member_id);
 }
@@ -285,8 +291,8 @@ TEST_CASE("group.initial.rebalance.delay.ms holds a new group's first rebalance"
   REQUIRE(env.coord->tick());
   REQUIRE(j1.ready());
   REQUIRE(j2.ready());
-  CHECK(j1.get()->generation == 1);
-  CHECK(j2.get()->generation == 1);
+  CHECK(j1.get()->generation == generation_id(1));
+  CHECK(j2.get()->generation == generation_id(1));
 }
 
 TEST_CASE("in-process members: alive means heartbeating, a slow poll means removal", "[group][coordinator]") {
@@ -319,7 +325,7 @@ TEST_CASE("in-process members: alive means heartbeating, a slow poll means remov
   env.clk->advance(300001);  // out of poll for longer than max.poll.interval.ms
   REQUIRE(env.coord->tick());
   CHECK(live->rejoin_needed.load());
-  CHECK(env.coord->heartbeat("g", 1, m).error() == errc::unknown_member_id);
+  CHECK(env.coord->heartbeat("g", generation_id(1), m).error() == errc::unknown_member_id);
   CHECK(state_of(*env.coord, "g") == group_state::empty);
   // A member that died (not alive) expires by its session.
   auto live2 = std::make_shared<member_liveness>();
@@ -347,7 +353,7 @@ TEST_CASE("leaving: the others rebalance, the last one leaves the group Empty", 
   REQUIRE(d);
   CHECK(d->state == group_state::empty);
   CHECK(d->members.empty());
-  CHECK(d->generation == 2);
+  CHECK(d->generation == generation_id(2));
 }
 
 TEST_CASE("static membership: a restart within the session keeps the assignment without a rebalance",
@@ -364,7 +370,7 @@ TEST_CASE("static membership: a restart within the session keeps the assignment 
   auto again = join(*env.coord, r);
   REQUIRE(again.ready());
   REQUIRE(again.get());
-  CHECK(again.get()->generation == 1);  // no rebalance
+  CHECK(again.get()->generation == generation_id(1));  // no rebalance
   const std::string new_id = again.get()->member_id;
   CHECK(new_id != old_id);
   CHECK(state_of(*env.coord, "g") == group_state::stable);
@@ -374,7 +380,7 @@ TEST_CASE("static membership: a restart within the session keeps the assignment 
   REQUIRE(a);
   CHECK(a->size() == 2);
   // The old incarnation is fenced.
-  CHECK(env.coord->heartbeat("g", 1, old_id, std::string("host-1")).error() == errc::fenced_instance_id);
+  CHECK(env.coord->heartbeat("g", generation_id(1), old_id, std::string("host-1")).error() == errc::fenced_instance_id);
   auto c = commit_req("g", 1, old_id, {{tp("t", 0), om(1)}});
   c.group_instance_id = "host-1";
   CHECK(env.coord->commit_offsets(c).error() == errc::fenced_instance_id);
@@ -425,10 +431,10 @@ TEST_CASE("committed offsets and generations survive a restart", "[group][coordi
   auto d = env.coord->describe_group("g");
   REQUIRE(d);
   CHECK(d->state == group_state::empty);  // the members belonged to the previous process
-  CHECK(d->generation == 1);
+  CHECK(d->generation == generation_id(1));
   auto j = join(*env.coord, join_req("g"));
   REQUIRE(j.ready());
-  CHECK(j.get()->generation == 2);
+  CHECK(j.get()->generation == generation_id(2));
 }
 
 TEST_CASE("lag is the high watermark minus the committed offset", "[group][coordinator]") {
@@ -475,7 +481,7 @@ TEST_CASE("offsets.retention.minutes expires the offsets of an empty group", "[g
   // Stable groups keep their offsets however old.
   for (int i = 0; i < 40; ++i) {
     env.clk->advance(30000);
-    REQUIRE(env.coord->heartbeat("g", 1, a));
+    REQUIRE(env.coord->heartbeat("g", generation_id(1), a));
     REQUIRE(env.coord->tick());
   }
   CHECK(env.coord->fetch_offsets("g").size() == 1);

@@ -79,4 +79,41 @@ inline std::vector<plain_record> read_all(const partition_log& log, offset from 
   return out;
 }
 
+/// Segments built directly in a directory (no partition_log): each `spec` is one segment of
+/// `batches` batches of `records` records, timestamps from `ts`; the last one stays active.
+struct segment_spec {
+  int batches = 1;
+  int records = 1;
+  std::int64_t ts = 1'000;
+  std::size_t value_size = 0;
+};
+
+inline std::vector<std::shared_ptr<segment>> make_segments(const fs::path& dir, const log_config& cfg,
+                                                           const std::vector<segment_spec>& specs,
+                                                           offset first = offset(0)) {
+  std::vector<std::shared_ptr<segment>> out;
+  recovery_report report;
+  offset next = first;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    segment::open_args a;
+    a.dir = dir;
+    a.base = next;
+    a.config = &cfg;
+    a.kind = segment::open_kind::create;
+    a.active = true;
+    auto s = segment::open(a, report);
+    if (!s) throw std::runtime_error(s.error().to_string());
+    for (int b = 0; b < specs[i].batches; ++b) {
+      auto batch = make_batch(specs[i].records, specs[i].ts + b, "v", specs[i].value_size);
+      set_batch_base_offset(batch, next);
+      if (auto r = (*s)->append(batch); !r) throw std::runtime_error(r.error().to_string());
+      next = next + specs[i].records;
+    }
+    if (i + 1 < specs.size())
+      if (auto r = (*s)->seal(); !r) throw std::runtime_error(r.error().to_string());
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
 }  // namespace brook::test

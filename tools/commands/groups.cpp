@@ -191,7 +191,7 @@ int describe(const fs::path& data, const std::string& group) {
         {"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"}};
     for (const auto& tp : tps) {
       std::optional<std::int64_t> committed, end;
-      if (auto c = g.offsets.find(tp); c != g.offsets.end()) committed = c->second.offset;
+      if (auto c = g.offsets.find(tp); c != g.offsets.end()) committed = c->second.off.value();
       if (auto part = sg->dd->get_partition(tp.topic, tp.partition); part) end = (*part)->high_watermark().value();
       std::string lag = "-";
       if (committed && end) lag = std::to_string(std::max<std::int64_t>(0, *end - *committed));

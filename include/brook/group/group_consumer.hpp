@@ -88,7 +88,7 @@ struct group_consumer_config {
 /// Kafka's ConsumerGroupMetadata: who this member is in which generation.
 struct consumer_group_metadata {
   std::string group_id;
-  std::int32_t generation = -1;
+  generation_id generation{-1};
   std::string member_id;
   std::optional<std::string> group_instance_id;
 };
@@ -186,7 +186,7 @@ class group_consumer {
   }
 
   /// The group's committed offsets for `tps` (absent: nothing committed).
-  std::map<topic_partition, committed_offset> committed(const std::vector<topic_partition>& tps) const {
+  std::map<topic_partition, offset_and_metadata> committed(const std::vector<topic_partition>& tps) const {
     return coord_.fetch_offsets(cfg_.group_id, tps);
   }
 
@@ -313,7 +313,7 @@ class group_consumer {
     (void)inner_.assign({});
     if (!lost.empty()) call_listener(&rebalance_listener::on_partitions_lost, lost);
     member_id_.clear();
-    generation_ = -1;
+    generation_ = generation_id(-1);
     fenced_ = false;
     need_rejoin_ = true;
   }
@@ -347,7 +347,7 @@ class group_consumer {
       if (!r && (r.error() == errc::unknown_member_id || r.error() == errc::illegal_generation)) r = ok();
     }
     member_id_.clear();
-    generation_ = -1;
+    generation_ = generation_id(-1);
     phase_ = phase::unjoined;
     {
       std::lock_guard lk(replies_->mu);
@@ -398,7 +398,7 @@ class group_consumer {
     member_subscription sub;
     sub.topics = subscription_;
     sub.owned_partitions.assign(owned_.begin(), owned_.end());
-    sub.generation = generation_;
+    sub.generation = generation_.value();
     sub.group_instance_id = cfg_.group_instance_id;
     for (const auto& a : cfg_.assignors)
       req.protocols.push_back(group_protocol{std::string(a->name()), encode_subscription(sub)});
@@ -627,7 +627,7 @@ class group_consumer {
   bool subscription_changed_ = false;
   phase phase_ = phase::unjoined;
   std::string member_id_;
-  std::int32_t generation_ = -1;
+  generation_id generation_{-1};
   std::set<topic_partition> owned_;
   bool fenced_ = false;
   bool need_rejoin_ = false;

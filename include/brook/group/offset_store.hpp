@@ -32,6 +32,7 @@
 #include <brook/format/record.hpp>
 #include <brook/core/result.hpp>
 #include <brook/format/record_batch_builder.hpp>
+#include <brook/group/offset_and_metadata.hpp>
 #include <brook/group/offsets_topic_records.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/partition.hpp>
@@ -41,7 +42,7 @@ namespace brook {
 /// What the internal topic says about one group.
 struct stored_group {
   std::optional<group_metadata_value> metadata;                 ///< latest group metadata, if any
-  std::map<topic_partition, offset_commit_value> offsets;       ///< committed offsets
+  std::map<topic_partition, offset_and_metadata> offsets;       ///< committed offsets
 };
 
 class offset_store {
@@ -110,13 +111,13 @@ class offset_store {
 
   /// Appends committed offsets of one group as one batch (all or nothing).
   result<void> append_offsets(const std::string& group,
-                              const std::vector<std::pair<topic_partition, offset_commit_value>>& offsets,
+                              const std::vector<std::pair<topic_partition, offset_and_metadata>>& offsets,
                               timestamp_ms now) {
     if (offsets.empty()) return ok();
     record_batch_builder b;
     for (const auto& [tp, v] : offsets) {
       auto k = encode(offset_commit_key{group, tp.topic, tp.partition.value()});
-      auto val = encode(v);
+      auto val = encode(to_record(v));
       b.append(now, nullable_bytes(std::span<const std::byte>(k)), nullable_bytes(std::span<const std::byte>(val)));
     }
     return append(group, b);
@@ -148,6 +149,18 @@ class offset_store {
   }
 
  private:
+  static offset_commit_value to_record(const offset_and_metadata& o) {
+    offset_commit_value v;
+    v.offset = o.off.value();
+    v.leader_epoch = o.leader_epoch;
+    v.metadata = o.metadata;
+    v.commit_timestamp = o.commit_timestamp;
+    return v;
+  }
+  static offset_and_metadata from_record(offset_commit_value v) {
+    return offset_and_metadata{offset(v.offset), v.leader_epoch, std::move(v.metadata), v.commit_timestamp};
+  }
+
   offset_store(data_dir& dd, std::int32_t partitions) : dd_(dd), partitions_(partitions) {}
 
   result<void> append(const std::string& group, record_batch_builder& b) {
@@ -173,9 +186,8 @@ class offset_store {
         }
         return ok();
       }
-      auto v = decode_offset_commit_value(rv.value().span());
-      if (!v) return v.error();
-      out[ok_key->group].offsets[tp] = std::move(*v);
+      BROOK_TRY_ASSIGN(offset_commit_value v, decode_offset_commit_value(rv.value().span()));
+      out[ok_key->group].offsets[tp] = from_record(std::move(v));
       return ok();
     }
     const auto& gk = std::get<group_metadata_key>(*key);

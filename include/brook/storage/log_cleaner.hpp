@@ -90,6 +90,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -156,6 +157,40 @@ struct cleanable_info {
     return total == 0 ? 0.0 : static_cast<double>(dirty_bytes) / static_cast<double>(total);
   }
 };
+
+/// The cleaning plan for `segs` (a log's segment list; the last one is active): which
+/// sealed segments below `upper` (default: the active segment's base) may be cleaned now,
+/// stopping at the first dirty segment younger than min.compaction.lag.ms, and how many of
+/// their bytes are clean (wholly below the first dirty offset) and dirty. A first dirty
+/// offset outside [log_start, log_end] restarts at the log start, as Kafka resets an
+/// out-of-range cleaner checkpoint.
+inline result<cleanable_info> plan_cleaning(const std::vector<std::shared_ptr<segment>>& segs, offset first_dirty,
+                                            offset log_start, offset log_end, std::optional<offset> upper,
+                                            const log_config& config, timestamp_ms now) {
+  cleanable_info info;
+  const offset fd = first_dirty < log_start || first_dirty > log_end ? log_start : first_dirty;
+  info.first_dirty = fd;
+  if (segs.empty()) return info;
+  offset bound = segs.back()->base_offset();
+  if (upper && *upper < bound) bound = *upper;
+  std::size_t n = 0;
+  while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= bound) ++n;
+  if (config.min_compaction_lag.count() > 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (segs[i + 1]->base_offset() <= fd) continue;  // wholly clean
+      BROOK_TRY_ASSIGN(timestamp_ms m, segs[i]->exact_max_timestamp());
+      if (m > now - config.min_compaction_lag.count()) {
+        n = i;
+        break;
+      }
+    }
+  }
+  info.segments = n;
+  info.first_uncleanable = segs[n]->base_offset();
+  for (std::size_t i = 0; i < n; ++i)
+    (segs[i + 1]->base_offset() <= fd ? info.clean_bytes : info.dirty_bytes) += segs[i]->size();
+  return info;
+}
 
 /// key -> offset of its latest record in the dirty part: an open-addressing table of
 /// (64-bit hash, key view, offset) slots with linear probing, so a lookup touches one cache

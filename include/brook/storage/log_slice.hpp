@@ -14,6 +14,7 @@
 
 #include <sys/sendfile.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,24 @@ class log_slice {
   log_slice() = default;
   log_slice(std::shared_ptr<const segment> seg, std::uint64_t pos, std::uint64_t len, offset start, offset next)
       : seg_(std::move(seg)), pos_(pos), len_(len), start_(start), next_(next) {}
+
+  /// The slice of `seg` from byte `pos` (a batch start, the batch holding `start`): whole
+  /// batches whose offsets are below `bound`, up to max_bytes (the first batch always whole,
+  /// as in Kafka's fetch since KIP-74).
+  static result<log_slice> of_batches(std::shared_ptr<const segment> seg, std::uint64_t pos, offset start,
+                                      offset bound, std::size_t max_bytes) {
+    const std::uint64_t limit = seg->size();
+    std::uint64_t len = 0;
+    offset next = start;
+    while (pos + len < limit && (len == 0 || len < max_bytes)) {
+      BROOK_TRY_ASSIGN(batch_header h, seg->header_at(pos + len, limit));
+      if (h.last_offset() >= bound) break;
+      if (len > 0 && len + h.size_bytes() > max_bytes) break;
+      len += h.size_bytes();
+      next = h.next_offset();
+    }
+    return log_slice(std::move(seg), pos, len, start, std::max(next, start));
+  }
 
   bool empty() const noexcept { return len_ == 0; }
   /// The batches, header to end, exactly as on disk.

@@ -63,6 +63,12 @@ struct recovery_report {
 };
 
 
+/// A record's offset and timestamp: the answer to an offsetsForTimes lookup.
+struct timestamp_offset {
+  offset off;
+  timestamp_ms timestamp;
+};
+
 namespace detail {
 
 /// Kafka's LogSegment indexing rule, shared by segments and the log cleaner's writer: one
@@ -121,6 +127,20 @@ class segment {
     auto r = s->do_open(report);
     if (!r) return r.error();
     return s;
+  }
+  /// open() for a partition log's segment at `base` in `dir`; `config` must outlive it.
+  static result<std::shared_ptr<segment>> open(const fs::path& dir, offset base, const log_config& config,
+                                               open_kind kind, bool writable, bool active, offset recovery_point,
+                                               recovery_report& report) {
+    open_args a;
+    a.dir = dir;
+    a.base = base;
+    a.config = &config;
+    a.kind = kind;
+    a.writable = writable;
+    a.active = active;
+    a.recovery_point = recovery_point;
+    return open(a, report);
   }
 
   // --- state, readable from any thread ---
@@ -256,6 +276,27 @@ class segment {
   /// Time-index hint for offsetsForTimes: an offset at or before the first record with
   /// timestamp >= ts.
   offset time_lookup(timestamp_ms ts) const noexcept { return tindex_.lookup(ts).offset; }
+
+  /// Kafka's offsetsForTimes within this segment: the first record at or after `from`, at or
+  /// after `log_start` and below `bound`, whose timestamp is >= ts (control batches skipped).
+  /// nullopt when the walk reaches the bound or the segment's end first.
+  result<std::optional<timestamp_offset>> first_record_since(timestamp_ms ts, offset from, offset log_start,
+                                                             offset bound) const {
+    const std::uint64_t limit = size();
+    BROOK_TRY_ASSIGN(auto pos, find_position(from, limit));
+    if (!pos) return std::optional<timestamp_offset>();
+    for (std::uint64_t p = *pos; p < limit;) {
+      BROOK_TRY_ASSIGN(record_batch_view v,
+                       record_batch_view::parse(bytes(p, limit - p), batch_check{}, [&] { return where(p); }));
+      if (v.base_offset() >= bound) return std::optional<timestamp_offset>();
+      if (v.header().max_timestamp >= ts && !v.header().is_control())
+        for (const record_view& r : v)
+          if (r.offset() >= log_start && r.offset() < bound && r.timestamp() >= ts)
+            return std::optional<timestamp_offset>(timestamp_offset{r.offset(), r.timestamp()});
+      p += v.size_bytes();
+    }
+    return std::optional<timestamp_offset>();
+  }
 
   /// True once a lookup found an index entry that did not match the log (it is then ignored).
   bool index_suspect() const noexcept { return index_suspect_.load(std::memory_order_relaxed); }

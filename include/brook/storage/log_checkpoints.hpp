@@ -1,0 +1,87 @@
+// The three checkpoint files a partition log keeps in its own directory, each with one
+// `topic partition offset` entry in Kafka's text format (checkpoint_file.hpp):
+//
+//   recovery-point-offset-checkpoint   everything below it was flushed: recovery starts there
+//   log-start-offset-checkpoint        the log start offset (retention, DeleteRecords)
+//   cleaner-offset-checkpoint          the cleaner's first dirty offset (log_cleaner.hpp)
+//
+// The topic and partition in an entry come from the directory name (`<topic>-<partition>`).
+// A value already on disk is not written again, so opening and closing an idle log costs no
+// fsync. -1 stands for "no checkpoint file".
+//
+// Thread-safety: none; the owning partition_log serialises every call (its writer mutex).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
+#include <brook/storage/checkpoint_file.hpp>
+#include <brook/storage/partition_files.hpp>
+
+namespace brook {
+
+class log_checkpoints {
+ public:
+  explicit log_checkpoints(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  /// Reads the three files; a missing file leaves its value unset.
+  result<void> load() {
+    BROOK_TRY_ASSIGN(recovery_point_, read_one(partition_files::recovery_point_checkpoint));
+    BROOK_TRY_ASSIGN(log_start_, read_one(partition_files::log_start_checkpoint));
+    BROOK_TRY_ASSIGN(cleaner_, read_one(partition_files::cleaner_offset_checkpoint));
+    return ok();
+  }
+
+  /// The values on disk (as loaded or last written).
+  std::optional<offset> recovery_point() const noexcept { return recovery_point_; }
+  std::optional<offset> log_start() const noexcept { return log_start_; }
+  std::optional<offset> cleaner_offset() const noexcept { return cleaner_; }
+
+  result<void> write_recovery_point(offset v) {
+    return write_if_changed(partition_files::recovery_point_checkpoint, recovery_point_, v);
+  }
+  result<void> write_log_start(offset v) { return write_if_changed(partition_files::log_start_checkpoint, log_start_, v); }
+  result<void> write_cleaner_offset(offset v) {
+    return write_if_changed(partition_files::cleaner_offset_checkpoint, cleaner_, v);
+  }
+
+  /// `<topic>-<partition>` from a directory name; a name without a numeric suffix is taken
+  /// whole as the topic, partition 0.
+  static std::pair<std::string, std::int32_t> topic_partition_of(const std::filesystem::path& dir) {
+    std::string name = dir.filename().string();
+    if (name.empty()) name = dir.parent_path().filename().string();
+    auto dash = name.rfind('-');
+    if (dash != std::string::npos && dash + 1 < name.size() && name.size() - dash - 1 <= 9 &&
+        name.find_first_not_of("0123456789", dash + 1) == std::string::npos)
+      return {name.substr(0, dash), std::stoi(name.substr(dash + 1))};
+    return {name.empty() ? std::string("log") : name, 0};
+  }
+
+ private:
+  result<std::optional<offset>> read_one(std::string_view name) const {
+    const auto path = dir_ / name;
+    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(path, 3));
+    if (lines.empty()) return std::optional<offset>();
+    BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, lines.front()[2]));
+    return std::optional<offset>(offset(v));
+  }
+
+  result<void> write_if_changed(std::string_view name, std::optional<offset>& on_disk, offset v) {
+    if (on_disk == v) return ok();
+    auto [topic, part] = topic_partition_of(dir_);
+    BROOK_TRY(write_checkpoint(dir_ / name, {{topic, std::to_string(part), std::to_string(v.value())}}));
+    on_disk = v;
+    return ok();
+  }
+
+  std::filesystem::path dir_;
+  std::optional<offset> recovery_point_, log_start_, cleaner_;
+};
+
+}  // namespace brook

@@ -1,0 +1,103 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <brook/storage/log_slice.hpp>
+
+#include "support/checks.hpp"
+#include "support/log_builders.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace brook;
+
+namespace {
+struct fixture {
+  test::temp_dir t;
+  log_config cfg;
+  std::shared_ptr<segment> seg;
+  std::uint64_t batch_size = 0;
+  fixture() {
+    cfg.segment_bytes = 1 << 16;
+    cfg.segment_index_bytes = 4096;
+    // One segment from offset 100: five batches of 4 records each (100..119).
+    seg = test::make_segments(t.path(), cfg, {{5, 4}}, offset(100)).front();
+    batch_size = seg->size() / 5;
+  }
+  log_slice slice(std::uint64_t pos, offset start, offset bound, std::size_t max_bytes) {
+    auto s = log_slice::of_batches(seg, pos, start, bound, max_bytes);
+    REQUIRE_OK(s);
+    return *s;
+  }
+  std::vector<std::int64_t> offsets(const log_slice& s) {
+    std::vector<std::int64_t> out;
+    REQUIRE_OK(s.for_each_record([&](const record_view& r) { out.push_back(r.offset().value()); }));
+    return out;
+  }
+};
+}  // namespace
+
+TEST_CASE("log_slice: whole batches up to max_bytes, the first always whole", "[storage][log_slice]") {
+  fixture f;
+  auto two = f.slice(0, offset(100), offset(120), 2 * f.batch_size);
+  CHECK(two.size_bytes() == 2 * f.batch_size);
+  CHECK(two.next_offset() == offset(108));
+  auto tiny = f.slice(0, offset(100), offset(120), 1);  // smaller than one batch: still one batch
+  CHECK(tiny.size_bytes() == f.batch_size);
+  CHECK(tiny.next_offset() == offset(104));
+  auto all = f.slice(0, offset(100), offset(120), 1 << 20);
+  CHECK(all.size_bytes() == 5 * f.batch_size);
+  CHECK(all.next_offset() == offset(120));
+}
+
+TEST_CASE("log_slice: a batch reaching the bound is left out", "[storage][log_slice]") {
+  fixture f;
+  auto s = f.slice(0, offset(100), offset(111), 1 << 20);  // the batch 108..111 crosses the bound
+  CHECK(s.size_bytes() == 2 * f.batch_size);
+  CHECK(s.next_offset() == offset(108));
+  auto none = f.slice(0, offset(100), offset(102), 1 << 20);
+  CHECK(none.empty());
+  CHECK(none.next_offset() == offset(100));
+}
+
+TEST_CASE("log_slice: records before the start offset are skipped", "[storage][log_slice]") {
+  fixture f;
+  auto s = f.slice(f.batch_size, offset(106), offset(120), 2 * f.batch_size);  // batch 104..107 holds 106
+  CHECK(f.offsets(s) == std::vector<std::int64_t>{106, 107, 108, 109, 110, 111});
+  CHECK(s.start_offset() == offset(106));
+  CHECK(s.file_position() == f.batch_size);
+}
+
+TEST_CASE("log_slice: for_each_record stops at a damaged batch", "[storage][log_slice]") {
+  fixture f;
+  auto s = f.slice(0, offset(100), offset(120), 1 << 20);
+  // Damage the third batch's last byte in the file, then read through a fresh segment open.
+  {
+    auto fh = brook::file_handle::open(f.seg->log_path(), O_RDWR);
+    REQUIRE_OK(fh);
+    std::byte b{0x5a};
+    REQUIRE_OK(fh->pwrite_all({&b, 1}, 3 * f.batch_size - 1));
+  }
+  std::size_t seen = 0;
+  auto r = s.for_each_record([&](const record_view&) { ++seen; });
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code() == errc::corrupt_message);
+  CHECK(seen == 8);  // the first two batches, then the CRC of the third fails before any of its records
+}
+
+TEST_CASE("log_slice: send_to copies exactly the slice's bytes", "[storage][log_slice]") {
+  fixture f;
+  auto s = f.slice(f.batch_size, offset(104), offset(120), 2 * f.batch_size);
+  const auto out_path = f.t / "copy";
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  auto n = s.send_to(fd);
+  ::close(fd);
+  REQUIRE_OK(n);
+  CHECK(*n == s.size_bytes());
+  std::ifstream in(out_path, std::ios::binary);
+  std::string got((std::istreambuf_iterator<char>(in)), {});
+  auto want = s.bytes();
+  REQUIRE(got.size() == want.size());
+  CHECK(std::memcmp(got.data(), want.data(), want.size()) == 0);
+}

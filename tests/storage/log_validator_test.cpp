@@ -1,0 +1,117 @@
+#include <catch2/catch.hpp>
+
+#include <brook/format/record_batch_builder.hpp>
+#include <brook/storage/log_validator.hpp>
+
+#include "support/checks.hpp"
+#include "support/log_builders.hpp"
+
+using namespace brook;
+using brook::test::make_batch;
+
+namespace {
+std::vector<std::byte> concat(std::initializer_list<std::vector<std::byte>> parts) {
+  std::vector<std::byte> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+result<validated_append> validate(std::vector<std::byte>& b, const log_config& cfg, offset log_end,
+                                  append_options ao = {}, timestamp_ms now = 5'000) {
+  return validate_append(b, ao, cfg, log_end, now, "t-0");
+}
+}  // namespace
+
+TEST_CASE("validate_append assigns consecutive offsets from the log end", "[storage][log_validator]") {
+  log_config cfg;
+  auto b = concat({make_batch(3, 100), make_batch(2, 200)});
+  auto v = validate(b, cfg, offset(40));
+  REQUIRE_OK(v);
+  CHECK(v->result.base_offset == offset(40));
+  CHECK(v->result.last_offset == offset(44));
+  CHECK(v->result.records == 5);
+  CHECK(v->result.bytes == b.size());
+  CHECK(v->result.log_append_time == -1);
+  CHECK(v->max_timestamp == 201);
+  const auto first = decode_batch_header_unchecked(b.data());
+  const auto second = decode_batch_header_unchecked(b.data() + first.size_bytes());
+  CHECK(first.base_offset == offset(40));
+  CHECK(second.base_offset == offset(43));
+  CHECK_OK(record_batch_view::parse(b));  // the CRC does not cover the base offset
+}
+
+TEST_CASE("validate_append stamps LogAppendTime and a new CRC", "[storage][log_validator]") {
+  log_config cfg;
+  cfg.message_timestamp_type = timestamp_type::log_append_time;
+  auto b = make_batch(2, 100);
+  auto v = validate(b, cfg, offset(0), {}, 7'777);
+  REQUIRE_OK(v);
+  CHECK(v->result.log_append_time == 7'777);
+  CHECK(v->max_timestamp == 7'777);
+  auto view = record_batch_view::parse(b);
+  REQUIRE_OK(view);
+  CHECK(view->header().timestamp_type() == timestamp_type::log_append_time);
+  for (const record_view& r : *view) CHECK(r.timestamp() == 7'777);
+}
+
+TEST_CASE("validate_append refuses what Kafka's LogValidator refuses", "[storage][log_validator]") {
+  log_config cfg;
+  SECTION("a control batch from a producer") {
+    record_batch_builder bb(batch_options{.control = true});
+    bb.append(1, "k", "v");
+    auto s = bb.finish();
+    std::vector<std::byte> b(s.begin(), s.end());
+    CHECK(validate(b, cfg, offset(0)).error().code() == errc::invalid_record);
+  }
+  SECTION("a record count that disagrees with lastOffsetDelta") {
+    auto b = make_batch(3);
+    detail::store_be32(b.data() + batch_layout::last_offset_delta, 5);
+    update_batch_crc(b);
+    auto r = validate(b, cfg, offset(0));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code() == errc::invalid_record);
+  }
+  SECTION("a keyless record on a compacted log") {
+    record_batch_builder bb;
+    bb.append(1, "k", "v");
+    bb.append(2, nullable_bytes(), "v");
+    auto s = bb.finish();
+    std::vector<std::byte> b(s.begin(), s.end());
+    cfg.cleanup = cleanup_policy::compact;
+    auto r = validate(b, cfg, offset(0));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code() == errc::invalid_record);
+    CHECK_THAT(r.error().message(), Catch::Contains("without a key"));
+  }
+  SECTION("a batch over max.message.bytes") {
+    auto b = make_batch(1, 1, "v", 2000);
+    cfg.max_message_bytes = 1000;
+    CHECK(validate(b, cfg, offset(0)).error().code() == errc::record_too_large);
+  }
+  SECTION("a damaged CRC") {
+    auto b = make_batch(2);
+    b.back() ^= std::byte{1};
+    CHECK(validate(b, cfg, offset(0)).error().code() == errc::corrupt_message);
+  }
+  SECTION("a truncated batch") {
+    auto b = make_batch(2);
+    b.resize(b.size() - 3);
+    CHECK(validate(b, cfg, offset(0)).error().code() == errc::corrupt_message);
+  }
+}
+
+TEST_CASE("validate_append keeps a replica's offsets, never below the log end", "[storage][log_validator]") {
+  log_config cfg;
+  auto b = make_batch(3);
+  set_batch_base_offset(b, offset(10));
+  auto ok_ = validate(b, cfg, offset(10), append_options{.assign_offsets = false});
+  REQUIRE_OK(ok_);
+  CHECK(ok_->result.base_offset == offset(10));
+  CHECK(ok_->result.last_offset == offset(12));
+  auto gap = validate(b, cfg, offset(8), append_options{.assign_offsets = false});  // a gap is allowed
+  REQUIRE_OK(gap);
+  CHECK(gap->result.base_offset == offset(10));
+  auto below = validate(b, cfg, offset(11), append_options{.assign_offsets = false});
+  REQUIRE_FALSE(below);
+  CHECK(below.error().code() == errc::offset_out_of_range);
+  CHECK(decode_batch_header_unchecked(b.data()).base_offset == offset(10));  // untouched
+}
