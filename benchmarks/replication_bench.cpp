@@ -336,7 +336,7 @@ result<append_result> produce_all(cluster& c, std::chrono::milliseconds wait) {
   auto bytes = b.finish();
   auto p = std::make_shared<std::promise<result<append_result>>>();
   auto f = p->get_future();
-  c.produce(topic, 0, bytes, acks_mode::all, std::chrono::milliseconds(5000), [p](const result<append_result>& r) { p->set_value(r); });
+  c.produce(topic, brook::partition_id{0}, bytes, acks_mode::all, std::chrono::milliseconds(5000), [p](const result<append_result>& r) { p->set_value(r); });
   if (f.wait_for(wait) != std::future_status::ready) return make_error(errc::request_timed_out, "no answer");
   return f.get();
 }
@@ -366,10 +366,10 @@ void BM_Failover(benchmark::State& state, medium m, bool crash) {
     if (!warm) return state.SkipWithError("acks=all never succeeded before the failover");
     // The failure falls at a different phase of the heartbeat cycle in each iteration.
     std::this_thread::sleep_for(std::chrono::milliseconds(50 + (iteration++ * 61) % heartbeat_interval_ms));
-    const std::int32_t old = c->image()->partition(topic, 0)->leader;
+    const brook::broker_id old = c->image()->partition(topic, brook::partition_id{0})->leader;
     auto new_leader = [&] {
-      const auto* ps = c->image()->partition(topic, 0);
-      return ps->leader != old && ps->leader >= 0;
+      const auto* ps = c->image()->partition(topic, brook::partition_id{0});
+      return ps->leader != old && ps->leader.value() >= 0;
     };
 
     // A client thread produces from t0 on, as an application would, every 1 ms until an

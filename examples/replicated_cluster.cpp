@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   brook::cluster& c = **opened;
   if (auto r = c.create_topic(topic, partitions, 3); !r)
     return fmt::print(stderr, "create_topic: {}\n", r.error().to_string()), 1;
-  auto ps = [&](int p) { return *c.image()->partition(topic, p); };
+  auto ps = [&](int p) { return *c.image()->partition(topic, brook::partition_id(p)); };
   for (int p = 0; p < partitions; ++p)
     fmt::print("{}-{}: replicas [{}], leader {}, ISR [{}]\n", topic, p, fmt::join(ps(p).replicas, ","), ps(p).leader,
                fmt::join(ps(p).isr, ","));
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   fmt::print("producing with acks=all, min.insync.replicas=2: {} records acknowledged so far\n", acked.load());
 
   // Power loss on partition 0's leader: it stops at once and its logs lose their unflushed tails.
-  const std::int32_t victim = ps(0).leader;
+  const brook::broker_id victim = ps(0).leader;
   if (auto r = c.crash_broker(victim, brook::crash_mode::flush_point); !r) ok = false;
   const auto crashed_at = std::chrono::steady_clock::now();
   fmt::print("broker {} loses power: what it had not flushed is gone\n", victim);
@@ -153,9 +153,9 @@ int main(int argc, char** argv) {
   }
 
   // Let every follower reach its leader's log end and high watermark, then stop the threads.
-  auto replica = [&](std::int32_t id, int p) {
+  auto replica = [&](brook::broker_id id, int p) {
     auto b = c.broker(id);
-    return b ? b->replica(topic, p) : nullptr;
+    return b ? b->replica(topic, brook::partition_id(p)) : nullptr;
   };
   auto in_sync = [&] {
     for (int p = 0; p < partitions; ++p) {

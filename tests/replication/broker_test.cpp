@@ -52,7 +52,7 @@ struct fixture {
 
   broker_config config(std::int32_t id, std::int32_t min_isr = 1) const {
     broker_config c;
-    c.id = id;
+    c.id = broker_id(id);
     c.min_insync_replicas = min_isr;
     c.dir.defaults.clock = clk;
     return c;
@@ -76,7 +76,7 @@ struct fixture {
                      std::int64_t timeout_ms = 30000) {
     auto out = std::make_shared<std::optional<result<append_result>>>();
     auto batch = batch_of(n, clk->now_ms());
-    b.at(id)->produce(t, p, batch, acks, std::chrono::milliseconds(timeout_ms), [out](const result<append_result>& r) {
+    b.at(id)->produce(t, partition_id(p), batch, acks, std::chrono::milliseconds(timeout_ms), [out](const result<append_result>& r) {
       CHECK_FALSE(out->has_value());  // a callback runs once
       *out = r;
     });
@@ -85,20 +85,20 @@ struct fixture {
 
   /// One fetch of t-p by `follower` from `leader`, as the replica fetcher makes it.
   void fetch(std::int32_t follower, std::int32_t leader, const std::string& t, std::int32_t p) {
-    auto rep = b.at(follower)->replica(t, p);
+    auto rep = b.at(follower)->replica(t, partition_id(p));
     REQUIRE(rep);
-    auto resp = b.at(leader)->fetch(t, p, rep->make_fetch_request());
+    auto resp = b.at(leader)->fetch(t, partition_id(p), rep->make_fetch_request());
     if (!resp) FAIL("fetch: " << resp.error().to_string());
     REQUIRE_OK(rep->apply_fetch_response(*resp));
   }
 
   offset leo(std::int32_t id, const std::string& t, std::int32_t p) const {
-    auto e = b.at(id)->log_end_offset(t, p);
+    auto e = b.at(id)->log_end_offset(t, partition_id(p));
     REQUIRE(e);
     return *e;
   }
   offset hw(std::int32_t id, const std::string& t, std::int32_t p) const {
-    auto r = b.at(id)->replica(t, p);
+    auto r = b.at(id)->replica(t, partition_id(p));
     REQUIRE(r);
     return r->high_watermark();
   }
@@ -165,19 +165,19 @@ TEST_CASE("apply creates replicas only for the partitions assigned here and give
       .topic("other", {{2, 3}});
   f.apply(ib.img);
 
-  auto p0 = b1->replica("mine", 0);
+  auto p0 = b1->replica("mine", partition_id{0});
   REQUIRE(p0);
   CHECK(p0->role() == replica_role::leader);
   CHECK(p0->isr() == ids{1, 2});
   CHECK(p0->current_leader_epoch() == leader_epoch(0));
-  CHECK(b1->replica("mine", 1) == nullptr);
-  auto p2 = b1->replica("mine", 2);
+  CHECK(b1->replica("mine", partition_id{1}) == nullptr);
+  auto p2 = b1->replica("mine", partition_id{2});
   REQUIRE(p2);
   CHECK(p2->role() == replica_role::follower);
-  CHECK(p2->leader_id() == 3);
-  CHECK(b1->replica("other", 0) == nullptr);
-  CHECK(b1->replica("mine", 3) == nullptr);
-  CHECK_FALSE(b1->log_end_offset("mine", 1).has_value());
+  CHECK(p2->leader_id() == broker_id{3});
+  CHECK(b1->replica("other", partition_id{0}) == nullptr);
+  CHECK(b1->replica("mine", partition_id{3}) == nullptr);
+  CHECK_FALSE(b1->log_end_offset("mine", partition_id{1}).has_value());
 
   // The data directory holds every partition of "mine" (dense), nothing of "other".
   CHECK(b1->dir().list_topics() == std::vector<std::string>{"mine"});
@@ -186,25 +186,25 @@ TEST_CASE("apply creates replicas only for the partitions assigned here and give
   auto fol = b1->following();
   REQUIRE(fol.size() == 1);
   CHECK(fol[0].topic == "mine");
-  CHECK(fol[0].partition == 2);
-  CHECK(fol[0].leader == 3);
+  CHECK(fol[0].partition == partition_id{2});
+  CHECK(fol[0].leader == broker_id{3});
   CHECK(fol[0].needs_truncation);
   CHECK(b1->isr_proposals(true).empty());  // follower 2 of p0 has not fetched: nothing to propose yet
 
   // A partition added to the topic later gets a replica too.
   metadata::partition_record pr;
-  pr.partition_id = 3;
+  pr.partition_id = partition_id(3);
   pr.topic_id = ib.topic_ids.at("mine");
-  pr.replicas = {2, 1};
-  pr.isr = {2, 1};
-  pr.leader = 2;
-  pr.leader_epoch = 0;
+  pr.replicas = ids{2, 1};
+  pr.isr = ids{2, 1};
+  pr.leader = broker_id{2};
+  pr.leader_epoch = leader_epoch(0);
   pr.partition_epoch = 0;
   REQUIRE(ib.img.apply(pr));
   f.apply(ib.img);
   CHECK(*b1->dir().partition_count("mine") == 4);
-  REQUIRE(b1->replica("mine", 3));
-  CHECK(b1->replica("mine", 3)->role() == replica_role::follower);
+  REQUIRE(b1->replica("mine", partition_id{3}));
+  CHECK(b1->replica("mine", partition_id{3})->role() == replica_role::follower);
 }
 
 TEST_CASE("an image older than the one applied is ignored", "[replication][broker]") {
@@ -217,15 +217,15 @@ TEST_CASE("an image older than the one applied is ignored", "[replication][broke
   const cluster_image v2 = ib.img;
 
   REQUIRE_OK(b1->apply(v1, 10));
-  CHECK(b1->replica("t", 0)->role() == replica_role::leader);
+  CHECK(b1->replica("t", partition_id{0})->role() == replica_role::leader);
   REQUIRE_OK(b1->apply(v2, 9));  // older: no effect
-  CHECK(b1->replica("t", 0)->role() == replica_role::leader);
+  CHECK(b1->replica("t", partition_id{0})->role() == replica_role::leader);
   REQUIRE_OK(b1->apply(v2, 11));
-  CHECK(b1->replica("t", 0)->role() == replica_role::follower);
-  CHECK(b1->replica("t", 0)->current_leader_epoch() == leader_epoch(1));
+  CHECK(b1->replica("t", partition_id{0})->role() == replica_role::follower);
+  CHECK(b1->replica("t", partition_id{0})->current_leader_epoch() == leader_epoch(1));
   REQUIRE_OK(b1->apply(v1, 5));  // a late delivery cannot take leadership back
-  CHECK(b1->replica("t", 0)->role() == replica_role::follower);
-  CHECK(b1->replica("t", 0)->leader_id() == 2);
+  CHECK(b1->replica("t", partition_id{0})->role() == replica_role::follower);
+  CHECK(b1->replica("t", partition_id{0})->leader_id() == broker_id{2});
 }
 
 TEST_CASE("a closed broker refuses images and produces", "[replication][broker]") {
@@ -264,19 +264,19 @@ TEST_CASE("produce is refused where this broker has no replica or does not lead"
   // Junk is refused by the log and appends nothing.
   std::vector<std::byte> junk(40, std::byte{0x5a});
   std::optional<result<append_result>> out;
-  b1->produce("t", 0, junk, acks_mode::leader, std::chrono::milliseconds(1000), [&](const result<append_result>& r) { out = r; });
+  b1->produce("t", partition_id{0}, junk, acks_mode::leader, std::chrono::milliseconds(1000), [&](const result<append_result>& r) { out = r; });
   REQUIRE(out);
   CHECK_FALSE(*out);
   CHECK(f.leo(1, "t", 0) == offset(0));
 
   // The other requests of a leader need a replica too.
-  auto fr = b1->fetch("t", 1, replica_fetch_request{});
+  auto fr = b1->fetch("t", partition_id{1}, replica_fetch_request{});
   REQUIRE_FALSE(fr);
   CHECK(fr.error() == errc::unknown_topic_or_partition);
-  auto oe = b1->offsets_for_leader_epoch("t", 1, leader_epoch(0), leader_epoch(0));
+  auto oe = b1->offsets_for_leader_epoch("t", partition_id{1}, leader_epoch(0), leader_epoch(0));
   REQUIRE_FALSE(oe);
   CHECK(oe.error() == errc::unknown_topic_or_partition);
-  auto of = b1->offsets_for_leader_epoch("t", 2, leader_epoch(0), leader_epoch(0));  // not the leader
+  auto of = b1->offsets_for_leader_epoch("t", partition_id{2}, leader_epoch(0), leader_epoch(0));  // not the leader
   REQUIRE_FALSE(of);
   CHECK(of.error() == errc::not_leader_or_follower);
 }
@@ -288,7 +288,7 @@ TEST_CASE("acks=all with an ISR smaller than min.insync.replicas is refused and 
   image_builder ib;
   ib.brokers({1, 2}).topic("t", {{1, 2}}).change("t", 0, std::nullopt, ids{1});
   f.apply(ib.img);
-  REQUIRE(b1->replica("t", 0)->isr() == ids{1});
+  REQUIRE(b1->replica("t", partition_id{0})->isr() == ids{1});
   auto a = f.produce(1, "t", 0, 3, acks_mode::all);
   CHECK_FAILED_WITH(a, errc::not_enough_replicas);
   CHECK(f.leo(1, "t", 0) == offset(0));
@@ -350,7 +350,7 @@ TEST_CASE("acks=all fails with not_enough_replicas_after_append when the ISR shr
   // The controller removes the silent follower and fences its broker: the HW no longer waits.
   ib.change("t", 0, std::nullopt, ids{1}).fence(2);
   f.apply(ib.img);
-  CHECK(b1->replica("t", 0)->isr() == ids{1});
+  CHECK(b1->replica("t", partition_id{0})->isr() == ids{1});
   CHECK(f.hw(1, "t", 0) == offset(4));
   CHECK_FAILED_WITH(a, errc::not_enough_replicas_after_append);
   CHECK(f.leo(1, "t", 0) == offset(4));  // written, only not acknowledged
@@ -385,7 +385,7 @@ TEST_CASE("a delayed produce fails with not_leader_or_follower when a newer imag
   CHECK_FALSE(a->has_value());
   ib.change("t", 0, 2, ids{2});
   f.apply(ib.img);
-  CHECK(b1->replica("t", 0)->role() == replica_role::follower);
+  CHECK(b1->replica("t", partition_id{0})->role() == replica_role::follower);
   CHECK_FAILED_WITH(a, errc::not_leader_or_follower);
 }
 
@@ -457,7 +457,7 @@ TEST_CASE("a produce whose append races crash() or close() still completes", "[r
   auto clk = std::make_shared<hooked_clock>(1'000'000);
   brook::test::scratch_dir root{"brook-broker-race"};
   broker_config cfg;
-  cfg.id = 1;
+  cfg.id = broker_id{1};
   cfg.dir.defaults.clock = clk;
   auto opened = broker::open(root.path() / "broker-1", cfg);
   if (!opened) FAIL("broker::open: " << opened.error().to_string());
@@ -481,7 +481,7 @@ TEST_CASE("a produce whose append races crash() or close() still completes", "[r
   });
   std::optional<result<append_result>> out;
   auto batch = batch_of(2, 1'000'000);
-  b1->produce("t", 0, batch, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
+  b1->produce("t", partition_id{0}, batch, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
   REQUIRE(hooked);
   stopper.join();
   REQUIRE(out.has_value());

@@ -10,6 +10,7 @@
 #include "support/replication_helpers.hpp"
 
 using namespace brook;
+using brook::test::ids;
 
 namespace {
 
@@ -18,13 +19,13 @@ struct fixture {
   brook::test::scratch_dir dir{"brook-cluster"};
   std::unique_ptr<cluster> c;
 
-  explicit fixture(int min_isr = 1, bool unclean = false, std::vector<std::int32_t> ids = {1, 2, 3}) {
-    c = open(min_isr, unclean, std::move(ids));
+  explicit fixture(int min_isr = 1, bool unclean = false, ids brokers = {1, 2, 3}) {
+    c = open(min_isr, unclean, std::move(brokers));
   }
 
-  std::unique_ptr<cluster> open(int min_isr, bool unclean, std::vector<std::int32_t> ids = {1, 2, 3}) {
+  std::unique_ptr<cluster> open(int min_isr, bool unclean, ids brokers = {1, 2, 3}) {
     cluster_config cfg;
-    cfg.broker_ids = std::move(ids);
+    cfg.broker_ids = std::move(brokers);
     cfg.broker.dir.defaults.clock = clk;
     cfg.broker.min_insync_replicas = min_isr;
     cfg.controller.unclean_leader_election_enable = unclean;
@@ -47,21 +48,22 @@ struct fixture {
                                                                 std::int64_t timeout = 30000) {
     auto out = std::make_shared<std::optional<result<append_result>>>();
     auto b = brook::test::make_batch(n, clk->now_ms(), tag);
-    c->produce(t, p, b, acks, std::chrono::milliseconds(timeout), [out](const result<append_result>& r) { *out = r; });
+    c->produce(t, partition_id(p), b, acks, std::chrono::milliseconds(timeout), [out](const result<append_result>& r) { *out = r; });
     return out;
   }
 
-  std::vector<std::byte> log_bytes(std::int32_t id, const std::string& t, int p) {
+  std::vector<std::byte> log_bytes(int id, const std::string& t, int p) { return log_bytes(broker_id(id), t, p); }
+  std::vector<std::byte> log_bytes(broker_id id, const std::string& t, int p) {
     auto b = c->broker(id);
     REQUIRE(b);
-    auto r = b->replica(t, p);
+    auto r = b->replica(t, partition_id(p));
     REQUIRE(r);
     return brook::test::log_bytes(r->part()->log());
   }
 
   const partition_state& state(const std::string& t, int p) {
     img = c->image();
-    return *img->partition(t, p);
+    return *img->partition(t, partition_id(p));
   }
   std::shared_ptr<const cluster_image> img;
 };
@@ -77,12 +79,12 @@ TEST_CASE("a topic is placed by Kafka's round robin and every replica becomes le
     CHECK(s.leader == s.replicas.front());
     CHECK(s.isr.size() == 3);
   }
-  CHECK(f.state("t", 0).replicas == std::vector<std::int32_t>{1, 2, 3});
-  CHECK(f.state("t", 1).replicas == std::vector<std::int32_t>{2, 3, 1});
-  for (std::int32_t id : {1, 2, 3}) {
-    auto r = f.c->broker(id)->replica("t", 0);
+  CHECK(f.state("t", 0).replicas == ids{1, 2, 3});
+  CHECK(f.state("t", 1).replicas == ids{2, 3, 1});
+  for (broker_id id : ids{1, 2, 3}) {
+    auto r = f.c->broker(id)->replica("t", partition_id{0});
     REQUIRE(r);
-    CHECK(r->role() == (id == 1 ? replica_role::leader : replica_role::follower));
+    CHECK(r->role() == (id == broker_id{1} ? replica_role::leader : replica_role::follower));
   }
   auto bad = f.c->create_topic("u", 1, 4);
   REQUIRE(!bad);
@@ -106,13 +108,13 @@ TEST_CASE("acks=all completes once every ISR member has the batch, replicas end 
   REQUIRE(**a1);
   CHECK((**a1)->base_offset == offset(0));
   CHECK((**a1)->last_offset == offset(4));
-  CHECK(f.c->broker(1)->replica("t", 0)->high_watermark() == offset(8));
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->high_watermark() == offset(8));
   f.steps(2);
   CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
   CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(3, "t", 0));
-  CHECK(f.c->broker(3)->replica("t", 0)->high_watermark() == offset(8));
+  CHECK(f.c->broker(broker_id{3})->replica("t", partition_id{0})->high_watermark() == offset(8));
   // A consumer reading follower 3's directory sees what is committed.
-  consumer cons(f.c->broker(3)->dir());
+  consumer cons(f.c->broker(broker_id{3})->dir());
   REQUIRE(cons.assign({{"t", partition_id(0)}}));
   REQUIRE(cons.seek({"t", partition_id(0)}, offset(0)));
   auto recs = cons.poll(std::chrono::milliseconds(0));
@@ -123,22 +125,22 @@ TEST_CASE("acks=all completes once every ISR member has the batch, replicas end 
 TEST_CASE("min.insync.replicas refuses acks=all appends when the ISR is too small, and acks=1 still works") {
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  REQUIRE_OK(f.c->crash_broker(2, crash_mode::process));
-  REQUIRE_OK(f.c->crash_broker(3, crash_mode::process));
+  REQUIRE_OK(f.c->crash_broker(broker_id{2}, crash_mode::process));
+  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::process));
   f.steps(100);  // 10 s: past broker.session.timeout.ms (9 s): both fenced, out of the ISR
-  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
-  CHECK(f.state("t", 0).leader == 1);
+  CHECK(f.state("t", 0).isr == ids{1});
+  CHECK(f.state("t", 0).leader == broker_id{1});
   auto a = f.produce("t", 0, 1, acks_mode::all);
   REQUIRE(a->has_value());
   REQUIRE(!**a);
   CHECK((**a).error() == errc::not_enough_replicas);
-  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(0));  // nothing appended
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(0));  // nothing appended
   auto l = f.produce("t", 0, 1, acks_mode::leader);
   REQUIRE(l->has_value());
   CHECK(**l);
   // The followers come back, catch up and rejoin the ISR; acks=all works again.
-  REQUIRE_OK(f.c->restart_broker(2));
-  REQUIRE_OK(f.c->restart_broker(3));
+  REQUIRE_OK(f.c->restart_broker(broker_id{2}));
+  REQUIRE_OK(f.c->restart_broker(broker_id{3}));
   f.steps(5);
   CHECK(f.state("t", 0).isr.size() == 3);
   auto a2 = f.produce("t", 0, 1, acks_mode::all);
@@ -150,8 +152,8 @@ TEST_CASE("min.insync.replicas refuses acks=all appends when the ISR is too smal
 TEST_CASE("the ISR shrinking while acks=all waits gives not_enough_replicas_after_append") {
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  f.c->isolate(2);
-  f.c->isolate(3);
+  f.c->isolate(broker_id{2});
+  f.c->isolate(broker_id{3});
   auto a = f.produce("t", 0, 2, acks_mode::all, "v", 60000);
   // replica.lag.time.max.ms = 30 s: the leader drops both from the ISR (the controller
   // fences them even earlier: 9 s without heartbeats). The HW then reaches the batch with
@@ -160,17 +162,17 @@ TEST_CASE("the ISR shrinking while acks=all waits gives not_enough_replicas_afte
   REQUIRE(a->has_value());
   REQUIRE(!**a);
   CHECK((**a).error() == errc::not_enough_replicas_after_append);
-  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
+  CHECK(f.state("t", 0).isr == ids{1});
   // The batch is in the leader's log even so (Kafka's semantics: the client should not assume
   // either way).
-  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(2));
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(2));
 }
 
 TEST_CASE("acks=all times out after request.timeout.ms when followers cannot fetch") {
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  f.c->set_fetch_delay(2, std::chrono::milliseconds(1'000'000));
-  f.c->set_fetch_delay(3, std::chrono::milliseconds(1'000'000));
+  f.c->set_fetch_delay(broker_id{2}, std::chrono::milliseconds(1'000'000));
+  f.c->set_fetch_delay(broker_id{3}, std::chrono::milliseconds(1'000'000));
   f.steps(1);  // each fetches once now, then not for 1000 s
   auto a = f.produce("t", 0, 1, acks_mode::all, "v", 5000);
   f.steps(49);
@@ -192,17 +194,17 @@ TEST_CASE("a crashed leader is replaced from the ISR and no acknowledged record 
   f.steps(2);
   for (auto& a : acks) REQUIRE((a->has_value() && **a));
   const auto before = f.log_bytes(2, "t", 0);
-  REQUIRE_OK(f.c->crash_broker(1, crash_mode::flush_point));
+  REQUIRE_OK(f.c->crash_broker(broker_id{1}, crash_mode::flush_point));
   f.steps(100);  // fenced after the session timeout; 2 or 3 leads
   const auto& s = f.state("t", 0);
-  CHECK(s.leader != 1);
-  CHECK(s.leader != -1);
-  CHECK(s.leader_epoch == 1);
-  CHECK(std::find(s.isr.begin(), s.isr.end(), 1) == s.isr.end());
+  CHECK(s.leader != broker_id{1});
+  CHECK(s.leader != broker_id{-1});
+  CHECK(s.leader_epoch == leader_epoch{1});
+  CHECK(std::find(s.isr.begin(), s.isr.end(), broker_id{1}) == s.isr.end());
   CHECK(f.log_bytes(s.leader, "t", 0).size() == before.size());
   // The old leader returns, truncates what it lost (flush_point: everything since its last
   // flush), fetches, and rejoins the ISR.
-  REQUIRE_OK(f.c->restart_broker(1));
+  REQUIRE_OK(f.c->restart_broker(broker_id{1}));
   auto more = f.produce("t", 0, 2, acks_mode::all, "after");
   f.steps(5);
   REQUIRE((more->has_value() && **more));
@@ -219,40 +221,40 @@ TEST_CASE("without unclean election a partition whose ISR is gone stays offline,
       auto a = f.produce("t", 0, 2, acks_mode::all, "early");
       f.steps(2);
       REQUIRE((a->has_value() && **a));
-      REQUIRE_OK(f.c->crash_broker(2, crash_mode::process));
+      REQUIRE_OK(f.c->crash_broker(broker_id{2}, crash_mode::process));
       f.steps(100);
-      CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1});
+      CHECK(f.state("t", 0).isr == ids{1});
       auto late = f.produce("t", 0, 3, acks_mode::all, "late");  // min.isr 1: acked by 1 alone
       f.steps(1);
       REQUIRE((late->has_value() && **late));
-      REQUIRE_OK(f.c->crash_broker(1, crash_mode::process));
-      REQUIRE_OK(f.c->restart_broker(2));
+      REQUIRE_OK(f.c->crash_broker(broker_id{1}, crash_mode::process));
+      REQUIRE_OK(f.c->restart_broker(broker_id{2}));
       f.steps(100);
       const auto& s = f.state("t", 0);
       if (!unclean) {
-        CHECK(s.leader == -1);
+        CHECK(s.leader == broker_id{-1});
         CHECK(s.offline());
-        CHECK(s.isr == std::vector<std::int32_t>{1});  // the last ISR member stays
+        CHECK(s.isr == ids{1});  // the last ISR member stays
         auto p = f.produce("t", 0, 1, acks_mode::leader);
         REQUIRE(p->has_value());
         CHECK((**p).error() == errc::leader_not_available);
         // Its ISR member returns: it leads again with everything.
-        REQUIRE_OK(f.c->restart_broker(1));
+        REQUIRE_OK(f.c->restart_broker(broker_id{1}));
         f.steps(5);
-        CHECK(f.state("t", 0).leader == 1);
-        CHECK(f.c->broker(2)->replica("t", 0)->log_end_offset() == offset(5));
+        CHECK(f.state("t", 0).leader == broker_id{1});
+        CHECK(f.c->broker(broker_id{2})->replica("t", partition_id{0})->log_end_offset() == offset(5));
       } else {
-        CHECK(s.leader == 2);
+        CHECK(s.leader == broker_id{2});
         CHECK(s.leader_recovery_state == 1);
-        CHECK(f.c->broker(2)->replica("t", 0)->log_end_offset() == offset(2));  // "late" is lost
+        CHECK(f.c->broker(broker_id{2})->replica("t", partition_id{0})->log_end_offset() == offset(2));  // "late" is lost
         auto p = f.produce("t", 0, 1, acks_mode::all, "new");
         f.steps(1);
         REQUIRE((p->has_value() && **p));
         // The old leader returns and truncates the records the new leader never had.
-        REQUIRE_OK(f.c->restart_broker(1));
+        REQUIRE_OK(f.c->restart_broker(broker_id{1}));
         f.steps(5);
         CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
-        CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(3));
+        CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(3));
       }
     }
   }
@@ -261,18 +263,18 @@ TEST_CASE("without unclean election a partition whose ISR is gone stays offline,
 TEST_CASE("preferred leader election moves leadership back to the first replica") {
   fixture f(1);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  REQUIRE_OK(f.c->stop_broker(1));  // controlled: fenced at once, 2 leads
-  CHECK(f.state("t", 0).leader == 2);
-  REQUIRE_OK(f.c->restart_broker(1));
+  REQUIRE_OK(f.c->stop_broker(broker_id{1}));  // controlled: fenced at once, 2 leads
+  CHECK(f.state("t", 0).leader == broker_id{2});
+  REQUIRE_OK(f.c->restart_broker(broker_id{1}));
   f.steps(5);
   CHECK(f.state("t", 0).isr.size() == 3);
   auto r = f.c->elect_leaders(election_type::preferred);
   REQUIRE(r);
-  REQUIRE(r->at({"t", 0}));
-  CHECK(f.state("t", 0).leader == 1);
+  REQUIRE(r->at({"t", partition_id{0}}));
+  CHECK(f.state("t", 0).leader == broker_id{1});
   auto again = f.c->elect_leaders(election_type::preferred);
   REQUIRE(again);
-  CHECK(again->at({"t", 0}).error() == errc::election_not_needed);
+  CHECK(again->at({"t", partition_id{0}}).error() == errc::election_not_needed);
 }
 
 TEST_CASE("a restarted broker's high watermark comes from replication-offset-checkpoint") {
@@ -281,13 +283,13 @@ TEST_CASE("a restarted broker's high watermark comes from replication-offset-che
   auto a = f.produce("t", 0, 4, acks_mode::all);
   f.steps(60);  // past replica.high.watermark.checkpoint.interval.ms
   REQUIRE((a->has_value() && **a));
-  auto ck = brook::read_checkpoint(f.c->broker(3)->replica("t", 0)->part()->log().dir() / partition_files::replication_offset_checkpoint, 3);
+  auto ck = brook::read_checkpoint(f.c->broker(broker_id{3})->replica("t", partition_id{0})->part()->log().dir() / partition_files::replication_offset_checkpoint, 3);
   REQUIRE(ck);
   REQUIRE(ck->size() == 1);
   CHECK((*ck)[0][2] == "4");
-  REQUIRE_OK(f.c->stop_broker(3));
-  REQUIRE_OK(f.c->restart_broker(3));
-  CHECK(f.c->broker(3)->replica("t", 0)->high_watermark() == offset(4));
+  REQUIRE_OK(f.c->stop_broker(broker_id{3}));
+  REQUIRE_OK(f.c->restart_broker(broker_id{3}));
+  CHECK(f.c->broker(broker_id{3})->replica("t", partition_id{0})->high_watermark() == offset(4));
 }
 
 TEST_CASE("a torn tail from a power loss is truncated on restart and fetched again") {
@@ -299,8 +301,8 @@ TEST_CASE("a torn tail from a power loss is truncated on restart and fetched aga
       f.steps(1);
     }
     f.steps(2);
-    REQUIRE_OK(f.c->crash_broker(3, crash_mode::random_byte, seed));
-    REQUIRE_OK(f.c->restart_broker(3));
+    REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::random_byte, seed));
+    REQUIRE_OK(f.c->restart_broker(broker_id{3}));
     f.steps(4);
     CHECK(f.log_bytes(3, "t", 0) == f.log_bytes(1, "t", 0));
   }
@@ -311,10 +313,10 @@ TEST_CASE("the leader's log start reaches its followers") {
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
   f.produce("t", 0, 10, acks_mode::all);
   f.steps(3);
-  REQUIRE_OK(f.c->broker(1)->replica("t", 0)->part()->log().delete_records_before(offset(6)));
+  REQUIRE_OK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->part()->log().delete_records_before(offset(6)));
   f.steps(2);
-  CHECK(f.c->broker(2)->replica("t", 0)->log_start_offset() == offset(6));
-  CHECK(f.c->broker(3)->replica("t", 0)->log_start_offset() == offset(6));
+  CHECK(f.c->broker(broker_id{2})->replica("t", partition_id{0})->log_start_offset() == offset(6));
+  CHECK(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_start_offset() == offset(6));
 }
 
 TEST_CASE("an isolated leader cannot acknowledge acks=all, acks=1 records it took are lost after the heal") {
@@ -323,23 +325,23 @@ TEST_CASE("an isolated leader cannot acknowledge acks=all, acks=1 records it too
   auto a = f.produce("t", 0, 2, acks_mode::all, "base");
   f.steps(2);
   REQUIRE((a->has_value() && **a));
-  // A client that still reaches the old leader: broker(1) directly, as a stale client would.
-  auto old = f.c->broker(1);
-  f.c->isolate(1);
+  // A client that still reaches the old leader: broker(broker_id{1}) directly, as a stale client would.
+  auto old = f.c->broker(broker_id{1});
+  f.c->isolate(broker_id{1});
   std::optional<result<append_result>> one, all;
   auto b1 = brook::test::make_batch(2, f.clk->now_ms(), "lost");
-  old->produce("t", 0, b1, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { one = r; });
+  old->produce("t", partition_id{0}, b1, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { one = r; });
   auto b2 = brook::test::make_batch(2, f.clk->now_ms(), "never");
-  old->produce("t", 0, b2, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { all = r; });
+  old->produce("t", partition_id{0}, b2, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { all = r; });
   REQUIRE(one);
   CHECK(*one);  // acks=1: acknowledged by the isolated leader alone
   f.steps(100);  // fenced; 2 or 3 leads
-  CHECK(f.state("t", 0).leader != 1);
-  f.c->heal(1);
+  CHECK(f.state("t", 0).leader != broker_id{1});
+  f.c->heal(broker_id{1});
   f.steps(5);
   REQUIRE(all);
   CHECK(!*all);  // never acknowledged: it failed when leadership moved
-  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(2));  // "lost" truncated
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(2));  // "lost" truncated
   CHECK(f.log_bytes(1, "t", 0) == f.log_bytes(2, "t", 0));
 }
 
@@ -365,7 +367,7 @@ TEST_CASE("a brook::producer sends through the cluster with acks=all on threads"
   }
   f.c->stop();
   std::int64_t total = 0;
-  for (int p = 0; p < 2; ++p) total += f.c->broker(f.state("t", p).leader)->replica("t", p)->high_watermark().value();
+  for (int p = 0; p < 2; ++p) total += f.c->broker(f.state("t", p).leader)->replica("t", partition_id(p))->high_watermark().value();
   CHECK(total == 500);
 }
 
@@ -387,9 +389,9 @@ TEST_CASE("a cluster closed and reopened replays its metadata and keeps every co
   CHECK(after.replicas == before.replicas);
   CHECK(after.isr.size() == 3);
   CHECK(after.leader_epoch >= before.leader_epoch);
-  for (std::int32_t id : {1, 2, 3}) {
+  for (broker_id id : ids{1, 2, 3}) {
     CHECK(f.log_bytes(id, "t", 1) == bytes);
-    CHECK(f.c->broker(id)->replica("t", 1)->high_watermark() == offset(6));  // from the checkpoint
+    CHECK(f.c->broker(id)->replica("t", partition_id{1})->high_watermark() == offset(6));  // from the checkpoint
   }
   auto more = f.produce("t", 1, 1, acks_mode::all);
   f.steps(3);
@@ -408,15 +410,15 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   CHECK((**bad_partition).error() == errc::unknown_topic_or_partition);
   auto garbage = std::make_shared<std::optional<result<append_result>>>();
   std::vector<std::byte> junk(80, std::byte{0x5a});
-  f.c->produce("t", 0, junk, acks_mode::all, std::chrono::milliseconds(1000), [garbage](const result<append_result>& r) { *garbage = r; });
+  f.c->produce("t", partition_id{0}, junk, acks_mode::all, std::chrono::milliseconds(1000), [garbage](const result<append_result>& r) { *garbage = r; });
   REQUIRE(garbage->has_value());
   CHECK(!**garbage);
-  CHECK(f.c->broker(1)->replica("t", 0)->log_end_offset() == offset(0));
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(0));
   auto bad_name = f.c->create_topic("bad name", 1, 1);
   REQUIRE(!bad_name);
   CHECK(bad_name.error() == errc::invalid_topic);
-  CHECK(f.c->crash_broker(9, crash_mode::process).error() == errc::broker_not_available);
-  CHECK(f.c->restart_broker(1).error() == errc::invalid_request);  // running
+  CHECK(f.c->crash_broker(broker_id{9}, crash_mode::process).error() == errc::broker_not_available);
+  CHECK(f.c->restart_broker(broker_id{1}).error() == errc::invalid_request);  // running
   cluster_config cfg;
   cfg.broker_heartbeat_interval = std::chrono::milliseconds(10000);  // not below the session timeout (9000)
   brook::test::scratch_dir d2("brook-cluster-bad");
@@ -424,7 +426,7 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   REQUIRE(!bad);
   CHECK(bad.error() == errc::invalid_config);
   cfg = cluster_config{};
-  cfg.broker_ids = {1, 1};
+  cfg.broker_ids = ids{1, 1};
   auto dup = cluster::open(d2.path(), cfg);
   REQUIRE(!dup);
   CHECK(dup.error() == errc::invalid_argument);
@@ -438,22 +440,22 @@ TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation h
   auto a = f.produce("t", 0, 10, acks_mode::all, "acked");
   f.steps(3);
   REQUIRE((a->has_value() && **a));
-  REQUIRE(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(10));
-  f.c->set_fetch_delay(3, std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
+  REQUIRE(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(10));
+  f.c->set_fetch_delay(broker_id{3}, std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
   f.steps(1);
-  REQUIRE_OK(f.c->crash_broker(3, crash_mode::flush_point));  // nothing was flushed
-  REQUIRE_OK(f.c->restart_broker(3));
-  REQUIRE(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(0));
+  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::flush_point));  // nothing was flushed
+  REQUIRE_OK(f.c->restart_broker(broker_id{3}));
+  REQUIRE(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(0));
   f.steps(1);
   auto isr = f.state("t", 0).isr;
-  CHECK(std::find(isr.begin(), isr.end(), 3) == isr.end());  // it holds nothing yet
-  CHECK(f.c->broker(1)->replica("t", 0)->follower(3)->log_end_offset == offset(-1));
+  CHECK(std::find(isr.begin(), isr.end(), broker_id{3}) == isr.end());  // it holds nothing yet
+  CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->follower(broker_id{3})->log_end_offset == offset(-1));
   // Were it back, losing 1 and 2 would make it the leader with an empty log. It catches up first.
-  f.c->set_fetch_delay(3, std::chrono::milliseconds(0));
+  f.c->set_fetch_delay(broker_id{3}, std::chrono::milliseconds(0));
   f.steps(3);
   isr = f.state("t", 0).isr;
-  CHECK(std::find(isr.begin(), isr.end(), 3) != isr.end());
-  CHECK(f.c->broker(3)->replica("t", 0)->log_end_offset() == offset(10));
+  CHECK(std::find(isr.begin(), isr.end(), broker_id{3}) != isr.end());
+  CHECK(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(10));
 }
 
 // Found by review: a broker elected again after missing epochs (it was isolated) must forget
@@ -462,51 +464,51 @@ TEST_CASE("a leader re-elected after missed epochs does not commit what its foll
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 2, 3));
   const int p = 1;  // replicas [2,3,1]
-  REQUIRE(f.state("t", p).replicas == std::vector<std::int32_t>{2, 3, 1});
-  REQUIRE_OK(f.c->stop_broker(2));  // 3 leads (epoch 1)
-  REQUIRE(f.state("t", p).leader == 3);
-  REQUIRE_OK(f.c->restart_broker(2));
+  REQUIRE(f.state("t", p).replicas == ids{2, 3, 1});
+  REQUIRE_OK(f.c->stop_broker(broker_id{2}));  // 3 leads (epoch 1)
+  REQUIRE(f.state("t", p).leader == broker_id{3});
+  REQUIRE_OK(f.c->restart_broker(broker_id{2}));
   f.steps(5);
   REQUIRE(f.state("t", p).isr.size() == 3);
-  f.c->set_fetch_delay(2, std::chrono::milliseconds(600000));  // 2 is slow
+  f.c->set_fetch_delay(broker_id{2}, std::chrono::milliseconds(600000));  // 2 is slow
   f.steps(1);
   auto out = f.produce("t", p, 5, acks_mode::all, "B");
   f.steps(2);
-  REQUIRE(f.c->broker(1)->replica("t", p)->log_end_offset() == offset(5));  // 1 has B, 2 does not
+  REQUIRE(f.c->broker(broker_id{1})->replica("t", partition_id(p))->log_end_offset() == offset(5));  // 1 has B, 2 does not
   REQUIRE(!out->has_value());
   // 3 is cut off; a preferred election makes 2 leader (epoch 2) and 1 truncates B.
-  f.c->isolate(3);
-  auto el = f.c->elect_leaders(election_type::preferred, {{"t", p}});
+  f.c->isolate(broker_id{3});
+  auto el = f.c->elect_leaders(election_type::preferred, {{"t", partition_id(p)}});
   REQUIRE(el);
-  REQUIRE(f.state("t", p).leader == 2);
+  REQUIRE(f.state("t", p).leader == broker_id{2});
   f.steps(2);
-  REQUIRE(f.c->broker(1)->replica("t", p)->log_end_offset() == offset(0));
+  REQUIRE(f.c->broker(broker_id{1})->replica("t", partition_id(p))->log_end_offset() == offset(0));
   // 1 is cut off too and 2 stops: the controller elects 3 (epoch 3) among the unfenced ISR.
-  f.c->isolate(1);
-  REQUIRE_OK(f.c->stop_broker(2));
-  REQUIRE(f.state("t", p).leader == 3);
-  f.c->heal(3);
+  f.c->isolate(broker_id{1});
+  REQUIRE_OK(f.c->stop_broker(broker_id{2}));
+  REQUIRE(f.state("t", p).leader == broker_id{3});
+  f.c->heal(broker_id{3});
   f.steps(1);
   // 3 must not count 1 as holding B: no acknowledgement, no HW over B.
   CHECK_FALSE((out->has_value() && **out));
-  CHECK(f.c->broker(3)->replica("t", p)->high_watermark() == offset(0));
+  CHECK(f.c->broker(broker_id{3})->replica("t", partition_id(p))->high_watermark() == offset(0));
 }
 
 TEST_CASE("a broker restarted while isolated registers only once it can reach the controller") {
   fixture f(1);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  f.c->isolate(3);
-  REQUIRE_OK(f.c->crash_broker(3, crash_mode::process));
-  REQUIRE_OK(f.c->restart_broker(3));
+  f.c->isolate(broker_id{3});
+  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::process));
+  REQUIRE_OK(f.c->restart_broker(broker_id{3}));
   f.steps(100);  // past the session timeout: the old incarnation is fenced, the new one unknown
-  const auto* b3 = f.c->image()->broker(3);
+  const auto* b3 = f.c->image()->broker(broker_id{3});
   REQUIRE(b3);
   CHECK(b3->fenced);
-  CHECK(f.state("t", 0).isr == std::vector<std::int32_t>{1, 2});
+  CHECK(f.state("t", 0).isr == ids{1, 2});
   const auto old_epoch = b3->epoch;
-  f.c->heal(3);
+  f.c->heal(broker_id{3});
   f.steps(5);
-  b3 = f.c->image()->broker(3);
+  b3 = f.c->image()->broker(broker_id{3});
   CHECK(!b3->fenced);
   CHECK(b3->epoch > old_epoch);
   CHECK(f.state("t", 0).isr.size() == 3);

@@ -79,13 +79,13 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
     return acked.size();
   };
   REQUIRE(wait_until([&] { return acked_count() > 500; }));
-  const auto leader0 = c.image()->partition("t", 0)->leader;
+  const auto leader0 = c.image()->partition("t", partition_id{0})->leader;
   REQUIRE(c.crash_broker(leader0, crash_mode::process));
-  REQUIRE(wait_until([&] { return c.image()->partition("t", 0)->leader != leader0; }));
+  REQUIRE(wait_until([&] { return c.image()->partition("t", partition_id{0})->leader != leader0; }));
   const auto n1 = acked_count();
   REQUIRE(wait_until([&] { return acked_count() > n1 + 200; }));
   REQUIRE(c.restart_broker(leader0));
-  const auto other = leader0 == 1 ? 2 : 1;
+  const auto other = leader0 == broker_id{1} ? broker_id{2} : broker_id{1};
   c.isolate(other);
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   c.heal(other);
@@ -95,16 +95,16 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   // under their mappings (which must keep working), then it restarts and catches up.
   // The victim is read from the same image that showed every ISR full: a later image may
   // be mid-election and have no leader for partition 1.
-  std::int32_t victim = metadata::no_leader;
+  broker_id victim = metadata::no_leader;
   REQUIRE(wait_until([&] {
     auto img = c.image();
     for (int p = 0; p < 3; ++p)
-      if (img->partition("t", p)->isr.size() != 3) return false;
-    victim = img->partition("t", 1)->leader;
+      if (img->partition("t", partition_id(p))->isr.size() != 3) return false;
+    victim = img->partition("t", partition_id{1})->leader;
     return victim != metadata::no_leader;
   }));
   REQUIRE(c.crash_broker(victim, crash_mode::random_byte, 42));
-  REQUIRE(wait_until([&] { return c.image()->partition("t", 1)->leader != victim; }));
+  REQUIRE(wait_until([&] { return c.image()->partition("t", partition_id{1})->leader != victim; }));
   REQUIRE(c.restart_broker(victim));
   const auto n3 = acked_count();
   REQUIRE(wait_until([&] { return acked_count() > n3 + 200; }));
@@ -117,14 +117,14 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   REQUIRE(wait_until([&] {
     auto img = c.image();
     for (int p = 0; p < 3; ++p) {
-      const auto& ps = *img->partition("t", p);
+      const auto& ps = *img->partition("t", partition_id(p));
       if (!ps.has_leader() || ps.isr.size() != 3) return false;
       auto leader = c.broker(ps.leader);
       if (!leader) return false;
-      const auto end = leader->replica("t", p)->log_end_offset();
-      for (std::int32_t id : {1, 2, 3}) {
+      const auto end = leader->replica("t", partition_id(p))->log_end_offset();
+      for (broker_id id : {broker_id{1}, broker_id{2}, broker_id{3}}) {
         auto b = c.broker(id);
-        if (!b || b->replica("t", p)->log_end_offset() != end || b->replica("t", p)->high_watermark() != end)
+        if (!b || b->replica("t", partition_id(p))->log_end_offset() != end || b->replica("t", partition_id(p))->high_watermark() != end)
           return false;
       }
     }
@@ -134,11 +134,11 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
 
   std::map<std::string, std::pair<int, std::int64_t>> found;
   for (int p = 0; p < 3; ++p) {
-    const auto leader = c.image()->partition("t", p)->leader;
-    auto recs = brook::test::read_all(c.broker(leader)->replica("t", p)->part()->log());
+    const auto leader = c.image()->partition("t", partition_id(p))->leader;
+    auto recs = brook::test::read_all(c.broker(leader)->replica("t", partition_id(p))->part()->log());
     for (const auto& r : recs) REQUIRE(found.emplace(r.value, std::pair{p, r.offset}).second);  // no duplicates
-    for (std::int32_t id : {1, 2, 3})
-      CHECK(brook::test::read_all(c.broker(id)->replica("t", p)->part()->log()) == recs);
+    for (broker_id id : {broker_id{1}, broker_id{2}, broker_id{3}})
+      CHECK(brook::test::read_all(c.broker(id)->replica("t", partition_id(p))->part()->log()) == recs);
   }
   std::size_t lost = 0;
   for (const auto& [v, where] : acked) {

@@ -55,25 +55,25 @@ struct fixture {
   /// Registers and unfences each broker.
   void join(std::initializer_list<std::int32_t> brokers) {
     for (auto id : brokers) {
-      auto e = c->register_broker(id);
+      auto e = c->register_broker(broker_id(id));
       REQUIRE(e);
       epochs[id] = *e;
-      REQUIRE_OK(c->heartbeat(id, *e));
+      REQUIRE_OK(c->heartbeat(broker_id(id), *e));
     }
   }
 
-  void beat(std::int32_t id) { REQUIRE_OK(c->heartbeat(id, epochs.at(id))); }
+  void beat(std::int32_t id) { REQUIRE_OK(c->heartbeat(broker_id(id), epochs.at(id))); }
 
   /// A copy: the image it came from may be replaced by the next call.
   partition_state state(const std::string& t, std::int32_t p) const {
     auto img = c->image();
-    const auto* s = img->partition(t, p);
+    const auto* s = img->partition(t, partition_id(p));
     REQUIRE(s != nullptr);
     return *s;
   }
   bool fenced(std::int32_t id) const {
     auto img = c->image();
-    const auto* b = img->broker(id);
+    const auto* b = img->broker(broker_id(id));
     REQUIRE(b != nullptr);
     return b->fenced;
   }
@@ -81,7 +81,7 @@ struct fixture {
 
   result<partition_state> alter(const std::string& t, std::int32_t p, std::int32_t leader, ids isr) {
     auto s = state(t, p);
-    return c->alter_partition(t, p, leader, s.leader_epoch, s.partition_epoch, std::move(isr));
+    return c->alter_partition(t, partition_id(p), broker_id(leader), s.leader_epoch, s.partition_epoch, std::move(isr));
   }
 };
 
@@ -92,43 +92,43 @@ struct fixture {
 TEST_CASE("a registered broker is fenced until a heartbeat carries its registered epoch", "[replication][controller]") {
   fixture f;
   const offset before = f.end();
-  auto e = f.c->register_broker(1);
+  auto e = f.c->register_broker(broker_id{1});
   REQUIRE(e);
   CHECK(*e == before.value());  // the offset of its registration record, as KRaft
   CHECK(f.fenced(1));
   CHECK(f.c->image()->alive_brokers().empty());
   REQUIRE_ERR(f.c->create_topic("t", 1, 1), errc::invalid_replication_factor);  // nobody may lead yet
 
-  REQUIRE_ERR(f.c->heartbeat(1, *e + 1), errc::stale_broker_epoch);
-  REQUIRE_ERR(f.c->heartbeat(1, *e - 1), errc::stale_broker_epoch);
+  REQUIRE_ERR(f.c->heartbeat(broker_id{1}, *e + 1), errc::stale_broker_epoch);
+  REQUIRE_ERR(f.c->heartbeat(broker_id{1}, *e - 1), errc::stale_broker_epoch);
   CHECK(f.fenced(1));
-  REQUIRE_ERR(f.c->heartbeat(9, 0), errc::broker_not_available);
-  REQUIRE_ERR(f.c->fence_broker(9), errc::broker_not_available);
-  REQUIRE_ERR(f.c->register_broker(-1), errc::invalid_argument);
-  CHECK(f.c->image()->broker(9) == nullptr);
+  REQUIRE_ERR(f.c->heartbeat(broker_id{9}, 0), errc::broker_not_available);
+  REQUIRE_ERR(f.c->fence_broker(broker_id{9}), errc::broker_not_available);
+  REQUIRE_ERR(f.c->register_broker(broker_id{-1}), errc::invalid_argument);
+  CHECK(f.c->image()->broker(broker_id{9}) == nullptr);
 
-  REQUIRE_OK(f.c->heartbeat(1, *e));
+  REQUIRE_OK(f.c->heartbeat(broker_id{1}, *e));
   CHECK_FALSE(f.fenced(1));
   CHECK(f.c->image()->alive_brokers() == ids{1});
   const offset unfenced = f.end();
-  REQUIRE_OK(f.c->heartbeat(1, *e));  // keeps the session, writes nothing
+  REQUIRE_OK(f.c->heartbeat(broker_id{1}, *e));  // keeps the session, writes nothing
   CHECK(f.end() == unfenced);
 
-  REQUIRE_OK(f.c->fence_broker(1));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));
   CHECK(f.fenced(1));
   const offset fenced_at = f.end();
-  REQUIRE_OK(f.c->fence_broker(1));  // already fenced: a no-op
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));  // already fenced: a no-op
   CHECK(f.end() == fenced_at);
-  REQUIRE_OK(f.c->heartbeat(1, *e));  // the same incarnation comes back
+  REQUIRE_OK(f.c->heartbeat(broker_id{1}, *e));  // the same incarnation comes back
   CHECK_FALSE(f.fenced(1));
 
   // A restart registers again: a newer epoch, fenced, and the old incarnation is stale.
-  auto e2 = f.c->register_broker(1);
+  auto e2 = f.c->register_broker(broker_id{1});
   REQUIRE(e2);
   CHECK(*e2 > *e);
   CHECK(f.fenced(1));
-  REQUIRE_ERR(f.c->heartbeat(1, *e), errc::stale_broker_epoch);
-  REQUIRE_OK(f.c->heartbeat(1, *e2));
+  REQUIRE_ERR(f.c->heartbeat(broker_id{1}, *e), errc::stale_broker_epoch);
+  REQUIRE_OK(f.c->heartbeat(broker_id{1}, *e2));
   CHECK_FALSE(f.fenced(1));
 }
 
@@ -137,15 +137,15 @@ TEST_CASE("re-registering a live broker fences its old incarnation first and mov
   fixture f;
   f.join({1, 2});
   REQUIRE_OK(f.c->create_topic("t", 1, 2));
-  CHECK(f.state("t", 0).leader == 1);
-  auto e2 = f.c->register_broker(1);
+  CHECK(f.state("t", 0).leader == broker_id{1});
+  auto e2 = f.c->register_broker(broker_id{1});
   REQUIRE(e2);
   auto s = f.state("t", 0);
-  CHECK(s.leader == 2);
+  CHECK(s.leader == broker_id{2});
   CHECK(s.isr == ids{2});
-  CHECK(s.leader_epoch == 1);
+  CHECK(s.leader_epoch == leader_epoch{1});
   CHECK(f.fenced(1));
-  REQUIRE_ERR(f.c->heartbeat(1, f.epochs[1]), errc::stale_broker_epoch);
+  REQUIRE_ERR(f.c->heartbeat(broker_id{1}, f.epochs[1]), errc::stale_broker_epoch);
 }
 
 TEST_CASE("tick fences a broker once broker.session.timeout.ms has passed without a heartbeat, not before",
@@ -200,28 +200,28 @@ TEST_CASE("fencing drops a broker from every ISR but the last member, and moves 
   CHECK(f.state("t", 1).replicas == ids{2, 3, 1});
   CHECK(f.state("t", 2).replicas == ids{3, 1, 2});
 
-  REQUIRE_OK(f.c->fence_broker(1));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));
   auto p0 = f.state("t", 0), p1 = f.state("t", 1), p2 = f.state("t", 2);
-  CHECK(p0.leader == 2);  // the first unfenced ISR member in replica order (no probe)
+  CHECK(p0.leader == broker_id{2});  // the first unfenced ISR member in replica order (no probe)
   CHECK(p0.isr == ids{2, 3});
-  CHECK(p0.leader_epoch == 1);
+  CHECK(p0.leader_epoch == leader_epoch{1});
   CHECK(p0.partition_epoch == 1);
-  CHECK(p1.leader == 2);  // not led by 1: the ISR shrinks, the leader epoch stays
+  CHECK(p1.leader == broker_id{2});  // not led by 1: the ISR shrinks, the leader epoch stays
   CHECK(p1.isr == ids{2, 3});
-  CHECK(p1.leader_epoch == 0);
+  CHECK(p1.leader_epoch == leader_epoch{0});
   CHECK(p1.partition_epoch == 1);
-  CHECK(p2.leader == 3);
+  CHECK(p2.leader == broker_id{3});
   CHECK(p2.isr == ids{3, 2});
-  CHECK(p2.leader_epoch == 0);
+  CHECK(p2.leader_epoch == leader_epoch{0});
 
-  REQUIRE_OK(f.c->fence_broker(2));
+  REQUIRE_OK(f.c->fence_broker(broker_id{2}));
   for (int p = 0; p < 3; ++p) {
-    CHECK(f.state("t", p).leader == 3);
+    CHECK(f.state("t", p).leader == broker_id{3});
     CHECK(f.state("t", p).isr == ids{3});
   }
 
   // The last ISR member is fenced: it stays in the ISR (KRaft), the partition goes offline.
-  REQUIRE_OK(f.c->fence_broker(3));
+  REQUIRE_OK(f.c->fence_broker(broker_id{3}));
   for (int p = 0; p < 3; ++p) {
     auto s = f.state("t", p);
     CHECK(s.leader == metadata::no_leader);
@@ -229,7 +229,7 @@ TEST_CASE("fencing drops a broker from every ISR but the last member, and moves 
     CHECK(s.isr == ids{3});
   }
   CHECK(f.c->image()->offline_partitions().size() == 3);
-  CHECK(f.state("t", 0).leader_epoch == 3);
+  CHECK(f.state("t", 0).leader_epoch == leader_epoch{3});
 
   // A returning replica outside the ISR cannot lead (no unclean election).
   f.beat(1);
@@ -240,11 +240,11 @@ TEST_CASE("fencing drops a broker from every ISR but the last member, and moves 
   CHECK(f.c->image()->offline_partitions().empty());
   for (int p = 0; p < 3; ++p) {
     auto s = f.state("t", p);
-    CHECK(s.leader == 3);
+    CHECK(s.leader == broker_id{3});
     CHECK(s.isr == ids{3});
     CHECK(s.leader_recovery_state == 0);
   }
-  CHECK(f.state("t", 0).leader_epoch == 4);
+  CHECK(f.state("t", 0).leader_epoch == leader_epoch{4});
 }
 
 TEST_CASE("the log end probe picks the live ISR member with the highest log end, ties in replica order",
@@ -254,36 +254,36 @@ TEST_CASE("the log end probe picks the live ISR member with the highest log end,
   REQUIRE_OK(f.c->create_topic("t", 3, 3));  // p0 [1,2,3], p1 [2,3,1], p2 [3,1,2]
   std::map<std::int32_t, std::int64_t> leo;
   std::vector<std::int32_t> asked;
-  f.c->set_log_end_probe([&](std::int32_t id, const std::string& topic, std::int32_t) -> std::optional<offset> {
+  f.c->set_log_end_probe([&](broker_id id, const std::string& topic, partition_id) -> std::optional<offset> {
     CHECK(topic == "t");
-    asked.push_back(id);
-    auto it = leo.find(id);
+    asked.push_back(id.value());
+    auto it = leo.find(id.value());
     if (it == leo.end()) return std::nullopt;
     return offset(it->second);
   });
 
   SECTION("the highest log end wins over replica order") {
     leo = {{1, 10}, {2, 5}, {3, 8}};
-    REQUIRE_OK(f.c->fence_broker(1));
-    CHECK(f.state("t", 0).leader == 3);
+    REQUIRE_OK(f.c->fence_broker(broker_id{1}));
+    CHECK(f.state("t", 0).leader == broker_id{3});
     CHECK(f.state("t", 0).isr == ids{2, 3});
     // Only live ISR members are candidates.
     CHECK(std::find(asked.begin(), asked.end(), 1) == asked.end());
   }
   SECTION("a tie goes to the earlier replica, not the lower broker id") {
     leo = {{1, 7}, {2, 7}, {3, 7}};
-    REQUIRE_OK(f.c->fence_broker(2));
-    CHECK(f.state("t", 1).leader == 3);  // replicas [2,3,1]: 3 comes before 1
-    CHECK(f.state("t", 0).leader == 1);  // not led by 2: unchanged
+    REQUIRE_OK(f.c->fence_broker(broker_id{2}));
+    CHECK(f.state("t", 1).leader == broker_id{3});  // replicas [2,3,1]: 3 comes before 1
+    CHECK(f.state("t", 0).leader == broker_id{1});  // not led by 2: unchanged
   }
   SECTION("a known log end beats an unknown one") {
     leo = {{1, 4}};
-    REQUIRE_OK(f.c->fence_broker(2));
-    CHECK(f.state("t", 1).leader == 1);
+    REQUIRE_OK(f.c->fence_broker(broker_id{2}));
+    CHECK(f.state("t", 1).leader == broker_id{1});
   }
   SECTION("without any answer, replica order") {
-    REQUIRE_OK(f.c->fence_broker(2));
-    CHECK(f.state("t", 1).leader == 3);
+    REQUIRE_OK(f.c->fence_broker(broker_id{2}));
+    CHECK(f.state("t", 1).leader == broker_id{3});
     CHECK_FALSE(asked.empty());
   }
 }
@@ -293,7 +293,7 @@ TEST_CASE("the log end probe picks the live ISR member with the highest log end,
 TEST_CASE("create_topic refuses bad requests with Kafka's errors and writes nothing", "[replication][controller]") {
   fixture f;
   f.join({1, 2});
-  REQUIRE(f.c->register_broker(3));  // registered but fenced: not counted
+  REQUIRE(f.c->register_broker(broker_id{3}));  // registered but fenced: not counted
   const offset end0 = f.end();
 
   REQUIRE_ERR(f.c->create_topic("t", 1, 3), errc::invalid_replication_factor);
@@ -312,10 +312,10 @@ TEST_CASE("create_topic refuses bad requests with Kafka's errors and writes noth
   for (int p = 0; p < 4; ++p) {
     auto s = f.state("t", p);
     CHECK(s.replicas.size() == 2);
-    CHECK(std::find(s.replicas.begin(), s.replicas.end(), 3) == s.replicas.end());  // only unfenced brokers
+    CHECK(std::find(s.replicas.begin(), s.replicas.end(), broker_id{3}) == s.replicas.end());  // only unfenced brokers
     CHECK(s.isr == s.replicas);
     CHECK(s.leader == s.replicas.front());
-    CHECK(s.leader_epoch == 0);
+    CHECK(s.leader_epoch == leader_epoch{0});
     CHECK(s.partition_epoch == 0);
   }
   const offset end1 = f.end();
@@ -333,33 +333,33 @@ TEST_CASE("alter_partition refuses stale, foreign and malformed proposals and wr
   REQUIRE_OK(f.c->create_topic("t", 1, 3));  // leader 1, epochs 0, ISR {1,2,3}
   const offset end0 = f.end();
 
-  REQUIRE_ERR(f.c->alter_partition("nope", 0, 1, 0, 0, {1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", 1, 1, 0, 0, {1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", -1, 1, 0, 0, {1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 2, 0, 0, {2}), errc::not_leader_or_follower);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 1, 0, {1}), errc::unknown_leader_epoch);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 1, {1}), errc::invalid_update_version);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, -1, {1}), errc::invalid_update_version);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 0, {2, 3}), errc::invalid_request);  // without the leader
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 0, {}), errc::invalid_request);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 0, {1, 4}), errc::invalid_request);  // 4 is no replica
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 0, {1, -1}), errc::invalid_request);
+  REQUIRE_ERR(f.c->alter_partition("nope", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{1}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{-1}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, 0, ids{2}), errc::not_leader_or_follower);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, 0, ids{1}), errc::unknown_leader_epoch);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 1, ids{1}), errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, -1, ids{1}), errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{2, 3}), errc::invalid_request);  // without the leader
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{}), errc::invalid_request);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 4}), errc::invalid_request);  // 4 is no replica
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, -1}), errc::invalid_request);
   CHECK(f.end() == end0);
   CHECK(f.state("t", 0).isr == ids{1, 2, 3});
 
   // Success: duplicates collapse, the ISR is kept in replica order, the partition epoch moves.
-  auto r = f.c->alter_partition("t", 0, 1, 0, 0, {3, 1, 1});
+  auto r = f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{3, 1, 1});
   REQUIRE(r);
   CHECK(r->isr == ids{1, 3});
-  CHECK(r->leader == 1);
-  CHECK(r->leader_epoch == 0);
+  CHECK(r->leader == broker_id{1});
+  CHECK(r->leader_epoch == leader_epoch{0});
   CHECK(r->partition_epoch == 1);
   CHECK(*r == f.state("t", 0));
   // The proposal that was current a moment ago is stale now.
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 0, 0, {1, 2, 3}), errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 2, 3}), errc::invalid_update_version);
 
   // A fenced broker cannot join the ISR; once it heartbeats again it can.
-  REQUIRE_OK(f.c->fence_broker(2));
+  REQUIRE_OK(f.c->fence_broker(broker_id{2}));
   CHECK(f.state("t", 0).partition_epoch == 1);  // 2 was neither in the ISR nor the leader
   const offset end1 = f.end();
   REQUIRE_ERR(f.alter("t", 0, 1, {1, 2, 3}), errc::ineligible_replica);
@@ -371,14 +371,14 @@ TEST_CASE("alter_partition refuses stale, foreign and malformed proposals and wr
   CHECK(r->partition_epoch == 2);
 
   // The leadership moves: the old leader is refused, the new one with an old epoch is fenced.
-  REQUIRE_OK(f.c->fence_broker(1));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));
   auto s = f.state("t", 0);
-  REQUIRE(s.leader == 2);
-  REQUIRE(s.leader_epoch == 1);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, 1, s.partition_epoch, {1, 2, 3}), errc::not_leader_or_follower);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 2, 0, s.partition_epoch, {2, 3}), errc::fenced_leader_epoch);
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 2, 2, s.partition_epoch, {2, 3}), errc::unknown_leader_epoch);
-  REQUIRE_OK(f.c->alter_partition("t", 0, 2, 1, s.partition_epoch, {2}));
+  REQUIRE(s.leader == broker_id{2});
+  REQUIRE(s.leader_epoch == leader_epoch{1});
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, s.partition_epoch, ids{1, 2, 3}), errc::not_leader_or_follower);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, s.partition_epoch, ids{2, 3}), errc::fenced_leader_epoch);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{2}, s.partition_epoch, ids{2, 3}), errc::unknown_leader_epoch);
+  REQUIRE_OK(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{1}, s.partition_epoch, ids{2}));
 }
 
 // ------------------------------------------------------------------ elections
@@ -388,8 +388,8 @@ TEST_CASE("with unclean.leader.election.enable an out-of-sync live replica leads
   fixture f(/*unclean=*/true);
   f.join({1, 2, 3});
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  f.c->set_log_end_probe([](std::int32_t id, const std::string&, std::int32_t) -> std::optional<offset> {
-    return offset(id == 3 ? 9 : 3);
+  f.c->set_log_end_probe([](broker_id id, const std::string&, partition_id) -> std::optional<offset> {
+    return offset(id == broker_id{3} ? 9 : 3);
   });
   REQUIRE_OK(f.alter("t", 0, 1, {1}));  // 2 and 3 fell behind
   // Broker 1 stops heartbeating; 2 and 3 keep theirs.
@@ -401,10 +401,10 @@ TEST_CASE("with unclean.leader.election.enable an out-of-sync live replica leads
   REQUIRE(t);
   CHECK(*t == ids{1});
   auto s = f.state("t", 0);
-  CHECK(s.leader == 3);  // the highest log end among the live replicas
+  CHECK(s.leader == broker_id{3});  // the highest log end among the live replicas
   CHECK(s.isr == ids{3});
   CHECK(s.leader_recovery_state == 1);  // RECOVERING
-  CHECK(s.leader_epoch == 1);
+  CHECK(s.leader_epoch == leader_epoch{1});
 
   // The new leader's first ISR change marks it recovered.
   auto r = f.alter("t", 0, 3, {3, 2});
@@ -419,13 +419,13 @@ TEST_CASE("with unclean.leader.election.enable a returning out-of-sync replica l
   f.join({1, 2});
   REQUIRE_OK(f.c->create_topic("t", 1, 2));
   REQUIRE_OK(f.alter("t", 0, 1, {1}));
-  REQUIRE_OK(f.c->fence_broker(2));
-  REQUIRE_OK(f.c->fence_broker(1));  // nobody left: offline even with unclean elections
+  REQUIRE_OK(f.c->fence_broker(broker_id{2}));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));  // nobody left: offline even with unclean elections
   CHECK(f.state("t", 0).offline());
   CHECK(f.state("t", 0).isr == ids{1});
   f.beat(2);
   auto s = f.state("t", 0);
-  CHECK(s.leader == 2);
+  CHECK(s.leader == broker_id{2});
   CHECK(s.isr == ids{2});
   CHECK(s.leader_recovery_state == 1);
 }
@@ -436,22 +436,22 @@ TEST_CASE("without unclean election the partition stays offline until an ISR mem
   f.join({1, 2, 3});
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
   REQUIRE_OK(f.alter("t", 0, 1, {1}));
-  REQUIRE_OK(f.c->fence_broker(1));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));
   auto s = f.state("t", 0);
   CHECK(s.offline());
   CHECK(s.isr == ids{1});
   CHECK(s.leader_recovery_state == 0);
   // Nobody leads, so nobody may change the ISR (-1 is no leader's id).
   const offset end0 = f.end();
-  CHECK_FALSE(f.c->alter_partition("t", 0, -1, s.leader_epoch, s.partition_epoch, {-1}));
-  CHECK_FALSE(f.c->alter_partition("t", 0, -1, s.leader_epoch, s.partition_epoch, {1}));
-  REQUIRE_ERR(f.c->alter_partition("t", 0, 1, s.leader_epoch, s.partition_epoch, {1}), errc::not_leader_or_follower);
+  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{-1}));
+  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{1}));
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{1}), errc::not_leader_or_follower);
   CHECK(f.end() == end0);
   f.beat(2);
   CHECK(f.state("t", 0).offline());
   f.beat(1);
   s = f.state("t", 0);
-  CHECK(s.leader == 1);
+  CHECK(s.leader == broker_id{1});
   CHECK(s.leader_recovery_state == 0);
 }
 
@@ -460,7 +460,7 @@ TEST_CASE("elect_leaders preferred: not needed, not available, then moves leader
   fixture f;
   f.join({1, 2, 3});
   REQUIRE_OK(f.c->create_topic("t", 2, 3));  // p0 [1,2,3], p1 [2,3,1]
-  const std::pair<std::string, std::int32_t> p0{"t", 0}, p1{"t", 1}, gone{"nope", 0};
+  const topic_partition p0{"t", partition_id{0}}, p1{"t", partition_id{1}}, gone{"nope", partition_id{0}};
 
   auto r = f.c->elect_leaders(election_type::preferred);
   REQUIRE(r);
@@ -468,16 +468,16 @@ TEST_CASE("elect_leaders preferred: not needed, not available, then moves leader
   CHECK(r->at(p0).error() == errc::election_not_needed);
   CHECK(r->at(p1).error() == errc::election_not_needed);
 
-  REQUIRE_OK(f.c->fence_broker(1));  // p0 moves to 2; 1 leaves every ISR
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));  // p0 moves to 2; 1 leaves every ISR
   f.beat(1);                         // back, but not in the ISR yet
   r = f.c->elect_leaders(election_type::preferred, {p0, gone});
   REQUIRE(r);
   CHECK(r->at(p0).error() == errc::preferred_leader_not_available);
   CHECK(r->at(gone).error() == errc::unknown_topic_or_partition);
-  CHECK(f.state("t", 0).leader == 2);
+  CHECK(f.state("t", 0).leader == broker_id{2});
 
   REQUIRE_OK(f.alter("t", 0, 2, {1, 2, 3}));  // 1 caught up
-  REQUIRE_OK(f.c->fence_broker(1));           // fenced while in the ISR: it leaves it again
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));           // fenced while in the ISR: it leaves it again
   f.beat(1);
   r = f.c->elect_leaders(election_type::preferred, {p0});
   REQUIRE(r);
@@ -489,7 +489,7 @@ TEST_CASE("elect_leaders preferred: not needed, not available, then moves leader
   REQUIRE(r);
   CHECK(r->at(p0).has_value());
   auto s = f.state("t", 0);
-  CHECK(s.leader == 1);
+  CHECK(s.leader == broker_id{1});
   CHECK(s.has_preferred_leader());
   CHECK(s.leader_epoch == before.leader_epoch + 1);
   CHECK(s.isr == ids{1, 2, 3});
@@ -501,16 +501,16 @@ TEST_CASE("elect_leaders unclean: not needed, no eligible leader, then ISR = the
   f.join({1, 2, 3});
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
   REQUIRE_OK(f.c->create_topic("u", 1, 1));  // led by 1
-  const std::pair<std::string, std::int32_t> t0{"t", 0}, u0{"u", 0};
+  const topic_partition t0{"t", partition_id{0}}, u0{"u", partition_id{0}};
 
   auto r = f.c->elect_leaders(election_type::unclean, {t0});
   REQUIRE(r);
   CHECK(r->at(t0).error() == errc::election_not_needed);
 
   REQUIRE_OK(f.alter("t", 0, 1, {1}));
-  REQUIRE_OK(f.c->fence_broker(2));
-  REQUIRE_OK(f.c->fence_broker(3));
-  REQUIRE_OK(f.c->fence_broker(1));
+  REQUIRE_OK(f.c->fence_broker(broker_id{2}));
+  REQUIRE_OK(f.c->fence_broker(broker_id{3}));
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));
   CHECK(f.state("t", 0).offline());
   const offset end0 = f.end();
   r = f.c->elect_leaders(election_type::unclean);
@@ -525,7 +525,7 @@ TEST_CASE("elect_leaders unclean: not needed, no eligible leader, then ISR = the
   REQUIRE(r);
   CHECK(r->at(t0).has_value());
   auto s = f.state("t", 0);
-  CHECK(s.leader == 3);
+  CHECK(s.leader == broker_id{3});
   CHECK(s.isr == ids{3});
   CHECK(s.leader_recovery_state == 1);
   r = f.c->elect_leaders(election_type::unclean, {t0});
@@ -545,7 +545,7 @@ TEST_CASE("a reopened controller replays the same image and restarts broker sess
   REQUIRE_OK(f.c->create_topic("t", 3, 3));
   REQUIRE_OK(f.c->create_topic("u", 1, 2));
   REQUIRE_OK(f.alter("t", 0, 1, {1, 2}));
-  REQUIRE_OK(f.c->fence_broker(3));
+  REQUIRE_OK(f.c->fence_broker(broker_id{3}));
   const cluster_image before = *f.c->image();
   const offset end0 = f.end();
   REQUIRE_OK(f.c->close());
@@ -571,7 +571,7 @@ TEST_CASE("a reopened controller replays the same image and restarts broker sess
   REQUIRE(t);
   CHECK(*t == ids{2});
   CHECK_FALSE(f.fenced(1));
-  REQUIRE_ERR(f.c->heartbeat(3, f.epochs[3] + 100), errc::stale_broker_epoch);
+  REQUIRE_ERR(f.c->heartbeat(broker_id{3}, f.epochs[3] + 100), errc::stale_broker_epoch);
   f.beat(3);
   CHECK_FALSE(f.fenced(3));
 }
@@ -581,9 +581,9 @@ TEST_CASE("a closed controller refuses changes", "[replication][controller]") {
   f.join({1});
   REQUIRE_OK(f.c->close());
   REQUIRE_OK(f.c->close());  // twice is fine
-  REQUIRE_ERR(f.c->register_broker(2), errc::closed);
+  REQUIRE_ERR(f.c->register_broker(broker_id{2}), errc::closed);
   REQUIRE_ERR(f.c->create_topic("t", 1, 1), errc::closed);
-  REQUIRE_ERR(f.c->fence_broker(1), errc::closed);
+  REQUIRE_ERR(f.c->fence_broker(broker_id{1}), errc::closed);
   CHECK(f.c->image()->topics().empty());
 }
 

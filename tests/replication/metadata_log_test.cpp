@@ -22,9 +22,11 @@
 
 #include "support/crash_helpers.hpp"
 #include "support/format_helpers.hpp"
+#include "support/replication_helpers.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
+using brook::test::ids;
 using namespace brook::metadata;
 namespace sfs = std::filesystem;
 using brook::test::scratch_dir;
@@ -33,21 +35,20 @@ namespace {
 
 register_broker_record broker(std::int32_t id, std::int64_t epoch, bool fenced = false) {
   register_broker_record r;
-  r.broker_id = id;
+  r.broker_id = broker_id(id);
   r.broker_epoch = epoch;
   r.fenced = fenced;
   return r;
 }
 
-partition_record part(const uuid& t, std::int32_t p, std::vector<std::int32_t> replicas, std::vector<std::int32_t> isr,
-                      std::int32_t leader) {
+partition_record part(const uuid& t, std::int32_t p, ids replicas, ids isr, std::int32_t leader) {
   partition_record r;
-  r.partition_id = p;
+  r.partition_id = partition_id(p);
   r.topic_id = t;
   r.replicas = std::move(replicas);
   r.isr = std::move(isr);
-  r.leader = leader;
-  r.leader_epoch = 0;
+  r.leader = broker_id(leader);
+  r.leader_epoch = leader_epoch(0);
   r.partition_epoch = 0;
   return r;
 }
@@ -90,16 +91,16 @@ TEST_CASE("append then reopen replays to an equal image", "[replication][metadat
     CHECK(b->base_offset == offset(3));
     partition_change_record c;
     c.topic_id = t;
-    c.partition_id = 0;
-    c.isr = std::vector<std::int32_t>{2, 3};
-    c.leader = 2;
-    REQUIRE(m->append({c, fence_broker_record{1, 1}}, 4).has_value());
+    c.partition_id = partition_id(0);
+    c.isr = ids{2, 3};
+    c.leader = broker_id{2};
+    REQUIRE(m->append({c, fence_broker_record{broker_id{1}, 1}}, 4).has_value());
     expected = *m->image();
     CHECK(expected.controller_epoch() == 4);
-    CHECK(expected.partition("orders", 0)->leader_epoch == 1);
-    CHECK(expected.partition("orders", 0)->controller_epoch == 4);
-    CHECK(expected.partition("orders", 1)->controller_epoch == 1);
-    CHECK(b->image->partition("orders", 0)->leader == 1);  // snapshots are immutable
+    CHECK(expected.partition("orders", partition_id{0})->leader_epoch == leader_epoch{1});
+    CHECK(expected.partition("orders", partition_id{0})->controller_epoch == 4);
+    CHECK(expected.partition("orders", partition_id{1})->controller_epoch == 1);
+    CHECK(b->image->partition("orders", partition_id{0})->leader == broker_id{1});  // snapshots are immutable
   }
   auto m = open_ok(dir.path());
   CHECK(*m->image() == expected);
@@ -149,7 +150,7 @@ TEST_CASE("a refused batch writes nothing and notifies nobody", "[replication][m
   REQUIRE(m->append({broker(1, 1)}).has_value());
   const auto size = sfs::file_size(segment_file(dir.path()));
   const auto before = m->image();
-  auto r = m->append({broker(2, 1), topic_record{"t", uuid::from_parts(5, 5)}, unregister_broker_record{9, 1}});
+  auto r = m->append({broker(2, 1), topic_record{"t", uuid::from_parts(5, 5)}, unregister_broker_record{broker_id{9}, 1}});
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error() == errc::invalid_request);
   CHECK(r.error().message().find("record 2 of 3") != std::string::npos);
@@ -181,13 +182,13 @@ TEST_CASE("watchers fire once per append with the new image, in order", "[replic
   std::vector<std::pair<std::shared_ptr<const cluster_image>, std::vector<metadata_record>>> seen;
   auto id = m->watch([&](const auto& img, const auto& recs) { seen.emplace_back(img, recs); });
   auto a = m->append({broker(1, 1)});
-  auto b = m->append({broker(2, 2), fence_broker_record{1, 1}});
+  auto b = m->append({broker(2, 2), fence_broker_record{broker_id{1}, 1}});
   REQUIRE(a.has_value());
   REQUIRE(b.has_value());
   REQUIRE(seen.size() == 2);
   CHECK(seen[0].first == a->image);
   CHECK(seen[1].first == b->image);
-  CHECK(seen[1].second == std::vector<metadata_record>{broker(2, 2), fence_broker_record{1, 1}});
+  CHECK(seen[1].second == std::vector<metadata_record>{broker(2, 2), fence_broker_record{broker_id{1}, 1}});
   CHECK(m->unwatch(id));
   CHECK_FALSE(m->unwatch(id));
   REQUIRE(m->append({broker(3, 3)}).has_value());
@@ -235,9 +236,9 @@ TEST_CASE("a crash at every byte of the last batch leaves the image before it", 
   const auto size_before = sfs::file_size(segment_file(dir.path()));
   partition_change_record c;
   c.topic_id = t;
-  c.partition_id = 0;
-  c.leader = 2;
-  REQUIRE(m->append({c, part(t, 1, {2, 1}, {2, 1}, 2), unfence_broker_record{1, 1}}, 2).has_value());
+  c.partition_id = partition_id(0);
+  c.leader = broker_id{2};
+  REQUIRE(m->append({c, part(t, 1, {2, 1}, {2, 1}, 2), unfence_broker_record{broker_id{1}, 1}}, 2).has_value());
   const cluster_image after = *m->image();
   const auto size_after = sfs::file_size(segment_file(dir.path()));
   REQUIRE(size_after > size_before);
@@ -286,14 +287,16 @@ namespace {
 /// An independent model of the image: just what the records say, replayed by hand.
 struct model {
   struct part_m {
-    std::vector<std::int32_t> replicas, isr;
-    std::int32_t leader = -1, leader_epoch = 0, partition_epoch = 0;
+    std::vector<broker_id> replicas, isr;
+    broker_id leader{-1};
+    brook::leader_epoch leader_epoch{0};
+    std::int32_t partition_epoch = 0;
   };
   struct topic_m {
     uuid id;
     std::vector<part_m> parts;
   };
-  std::map<std::int32_t, std::pair<std::int64_t, bool>> brokers;  // id -> (epoch, fenced)
+  std::map<broker_id, std::pair<std::int64_t, bool>> brokers;  // id -> (epoch, fenced)
   std::map<std::string, topic_m> topics;
   std::int32_t epoch = -1;  // until the first batch
 };
@@ -320,15 +323,15 @@ void check_equal(const cluster_image& img, const model& m) {
       CHECK(p.leader == q.leader);
       CHECK(p.leader_epoch == q.leader_epoch);
       CHECK(p.partition_epoch == q.partition_epoch);
-      CHECK(p.offline() == (q.leader == -1));
+      CHECK(p.offline() == (q.leader == broker_id{-1}));
       CHECK(p.under_replicated() == (q.isr.size() < q.replicas.size()));
     }
   }
   CHECK(img.controller_epoch() == m.epoch);
 }
 
-std::vector<std::int32_t> random_subset(std::mt19937_64& rng, const std::vector<std::int32_t>& of, bool nonempty) {
-  std::vector<std::int32_t> out;
+std::vector<broker_id> random_subset(std::mt19937_64& rng, const std::vector<broker_id>& of, bool nonempty) {
+  std::vector<broker_id> out;
   for (auto x : of)
     if (rng() % 3 != 0) out.push_back(x);
   if (nonempty && out.empty()) out.push_back(of[rng() % of.size()]);
@@ -340,11 +343,11 @@ metadata_record valid_record(std::mt19937_64& rng, model& m, std::int64_t& next_
   for (;;) {
     switch (rng() % 8) {
       case 0: {  // register a new or re-register a known broker
-        const std::int32_t id = static_cast<std::int32_t>(rng() % 8);
+        const broker_id id{static_cast<std::int32_t>(rng() % 8)};
         const bool fenced = rng() % 2;
         const std::int64_t e = next_epoch++;
         m.brokers[id] = {e, fenced};
-        return broker(id, e, fenced);
+        return broker(id.value(), e, fenced);
       }
       case 1:
       case 2: {  // fence / unfence / unregister
@@ -368,16 +371,16 @@ metadata_record valid_record(std::mt19937_64& rng, model& m, std::int64_t& next_
       case 4: {  // a partition of a topic
         if (m.topics.empty()) continue;
         auto it = std::next(m.topics.begin(), static_cast<long>(rng() % m.topics.size()));
-        std::vector<std::int32_t> replicas;
+        ids replicas;
         for (std::int32_t b = 0; b < 6; ++b)
-          if (rng() % 2) replicas.push_back(b);
-        if (replicas.empty()) replicas.push_back(0);
+          if (rng() % 2) replicas.push_back(broker_id(b));
+        if (replicas.empty()) replicas.push_back(broker_id(0));
         std::shuffle(replicas.begin(), replicas.end(), rng);
         auto isr = random_subset(rng, replicas, true);
-        const std::int32_t leader = rng() % 5 == 0 ? -1 : isr[rng() % isr.size()];
+        const broker_id leader = rng() % 5 == 0 ? broker_id{-1} : isr[rng() % isr.size()];
         const auto p = static_cast<std::int32_t>(it->second.parts.size());
-        it->second.parts.push_back({replicas, isr, leader, 0, 0});
-        return part(it->second.id, p, replicas, isr, leader);
+        it->second.parts.push_back({replicas, isr, leader, leader_epoch{0}, 0});
+        return part(it->second.id, p, replicas, isr, leader.value());
       }
       case 5:
       case 6: {  // a partition change
@@ -388,14 +391,14 @@ metadata_record valid_record(std::mt19937_64& rng, model& m, std::int64_t& next_
         auto& q = it->second.parts[p];
         partition_change_record c;
         c.topic_id = it->second.id;
-        c.partition_id = static_cast<std::int32_t>(p);
+        c.partition_id = partition_id(static_cast<std::int32_t>(p));
         if (rng() % 2) {
           c.isr = random_subset(rng, q.replicas, true);
           q.isr = *c.isr;
         }
-        const bool leader_ok = q.leader == -1 || std::find(q.isr.begin(), q.isr.end(), q.leader) != q.isr.end();
+        const bool leader_ok = q.leader == broker_id{-1} || std::find(q.isr.begin(), q.isr.end(), q.leader) != q.isr.end();
         if (!leader_ok || rng() % 2) {
-          c.leader = rng() % 6 == 0 ? -1 : q.isr[rng() % q.isr.size()];
+          c.leader = rng() % 6 == 0 ? broker_id{-1} : q.isr[rng() % q.isr.size()];
           q.leader = c.leader;
           ++q.leader_epoch;
         }
@@ -422,14 +425,14 @@ metadata_record invalid_record(std::mt19937_64& rng, const model& m) {
     case 1:
       if (!m.brokers.empty())
         return fence_broker_record{m.brokers.begin()->first, m.brokers.begin()->second.first + 1000};
-      return unfence_broker_record{1, 1};
+      return unfence_broker_record{broker_id{1}, 1};
     case 2: {
       partition_change_record c;
       c.topic_id = m.topics.empty() ? uuid::random(rng) : m.topics.begin()->second.id;
-      c.partition_id = m.topics.empty() ? 0 : static_cast<std::int32_t>(m.topics.begin()->second.parts.size());
+      c.partition_id = partition_id(m.topics.empty() ? 0 : static_cast<std::int32_t>(m.topics.begin()->second.parts.size()));
       return c;
     }
-    default: return unregister_broker_record{99, 1};
+    default: return unregister_broker_record{broker_id{99}, 1};
   }
 }
 
@@ -540,14 +543,14 @@ TEST_CASE("a read-only open replays next to the writer, takes no lock and writes
   REQUIRE(ro2.has_value());
   partition_change_record shrink;
   shrink.topic_id = t;
-  shrink.partition_id = 0;
-  shrink.isr = std::vector<std::int32_t>{1};
+  shrink.partition_id = partition_id(0);
+  shrink.isr = ids{1};
   REQUIRE(w->append({shrink}, 2).has_value());
-  CHECK((*ro2)->image()->partition("orders", 0)->isr.size() == 2);  // a snapshot of when it opened
+  CHECK((*ro2)->image()->partition("orders", partition_id{0})->isr.size() == 2);  // a snapshot of when it opened
   auto ro3 = metadata_log::open(dir.path(), read_only());
   REQUIRE(ro3.has_value());
   CHECK(*(*ro3)->image() == *w->image());
-  CHECK((*ro3)->image()->partition("orders", 0)->isr == std::vector<std::int32_t>{1});
+  CHECK((*ro3)->image()->partition("orders", partition_id{0})->isr == ids{1});
   CHECK((*ro3)->image()->controller_epoch() == 2);
 }
 

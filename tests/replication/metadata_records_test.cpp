@@ -13,9 +13,11 @@
 #include <brook/replication/metadata_records.hpp>
 
 #include "support/format_helpers.hpp"
+#include "support/replication_helpers.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
+using brook::test::ids;
 using namespace brook::metadata;
 using brook::test::bytes;
 using brook::test::from_hex;
@@ -33,12 +35,12 @@ metadata_record decode_ok(const bytes& b) {
   return d->record;
 }
 
-std::vector<std::int32_t> random_ids(std::mt19937_64& rng, std::size_t max) {
-  std::vector<std::int32_t> v(rng() % (max + 1));
-  for (auto& x : v) x = static_cast<std::int32_t>(rng() % 5 == 0 ? rng() : rng() % 10);
+std::vector<broker_id> random_ids(std::mt19937_64& rng, std::size_t max) {
+  std::vector<broker_id> v(rng() % (max + 1));
+  for (auto& x : v) x = broker_id(static_cast<std::int32_t>(rng() % 5 == 0 ? rng() : rng() % 10));
   return v;
 }
-std::optional<std::vector<std::int32_t>> random_opt_ids(std::mt19937_64& rng) {
+std::optional<std::vector<broker_id>> random_opt_ids(std::mt19937_64& rng) {
   if (rng() % 3 == 0) return std::nullopt;
   return random_ids(rng, 4);
 }
@@ -54,7 +56,7 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
     case 0: {
       register_broker_record r;
       version = static_cast<std::int16_t>(rng() % 4);
-      r.broker_id = static_cast<std::int32_t>(rng());
+      r.broker_id = broker_id(static_cast<std::int32_t>(rng()));
       r.is_migrating_zk_broker = version >= 2 && rng() % 2;
       r.incarnation_id = uuid::random(rng);
       r.broker_epoch = static_cast<std::int64_t>(rng());
@@ -71,20 +73,20 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
     }
     case 1:
       version = 0;
-      return unregister_broker_record{static_cast<std::int32_t>(rng()), static_cast<std::int64_t>(rng())};
+      return unregister_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};
     case 2: version = 0; return topic_record{random_name(rng), uuid::random(rng)};
     case 3: {
       partition_record r;
       version = static_cast<std::int16_t>(rng() % 3);
-      r.partition_id = static_cast<std::int32_t>(rng() % 100);
+      r.partition_id = partition_id(static_cast<std::int32_t>(rng() % 100));
       r.topic_id = uuid::random(rng);
       r.replicas = random_ids(rng, 5);
       r.isr = random_ids(rng, 5);
       r.removing_replicas = random_ids(rng, 2);
       r.adding_replicas = random_ids(rng, 2);
-      r.leader = static_cast<std::int32_t>(rng() % 6) - 1;
+      r.leader = broker_id(static_cast<std::int32_t>(rng() % 6) - 1);
       r.leader_recovery_state = static_cast<std::int8_t>(rng() % 2);
-      r.leader_epoch = static_cast<std::int32_t>(rng() % 1000);
+      r.leader_epoch = leader_epoch(static_cast<std::int32_t>(rng() % 1000));
       r.partition_epoch = static_cast<std::int32_t>(rng() % 1000);
       if (version >= 1)
         for (std::size_t i = 0; i < r.replicas.size(); ++i) r.directories.push_back(uuid::random(rng));
@@ -97,10 +99,10 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
     case 4: {
       partition_change_record r;
       version = static_cast<std::int16_t>(rng() % 3);
-      r.partition_id = static_cast<std::int32_t>(rng() % 100);
+      r.partition_id = partition_id(static_cast<std::int32_t>(rng() % 100));
       r.topic_id = uuid::random(rng);
       r.isr = random_opt_ids(rng);
-      r.leader = static_cast<std::int32_t>(rng() % 7) - 2;
+      r.leader = broker_id(static_cast<std::int32_t>(rng() % 7) - 2);
       r.replicas = random_opt_ids(rng);
       r.removing_replicas = random_opt_ids(rng);
       r.adding_replicas = random_opt_ids(rng);
@@ -112,14 +114,14 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
       if (version >= 1 && rng() % 2) r.directories = std::vector<uuid>{uuid::random(rng), uuid::random(rng)};
       return r;
     }
-    case 5: version = 0; return fence_broker_record{static_cast<std::int32_t>(rng()), static_cast<std::int64_t>(rng())};
+    case 5: version = 0; return fence_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};
     case 6:
       version = 0;
-      return unfence_broker_record{static_cast<std::int32_t>(rng()), static_cast<std::int64_t>(rng())};
+      return unfence_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};
     case 7: version = 0; return remove_topic_record{uuid::random(rng)};
     case 8: {
       version = static_cast<std::int16_t>(rng() % 3);
-      broker_registration_change_record r{static_cast<std::int32_t>(rng()), static_cast<std::int64_t>(rng()),
+      broker_registration_change_record r{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng()),
                                           static_cast<std::int8_t>(static_cast<int>(rng() % 3) - 1), 0};
       if (version >= 1) r.in_controlled_shutdown = static_cast<std::int8_t>(rng() % 2);
       return r;
@@ -134,12 +136,12 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
 // clang-format off
 TEST_CASE("PartitionRecord v0 golden bytes", "[replication][metadata_records]") {
   partition_record r;
-  r.partition_id = 0;
+  r.partition_id = partition_id(0);
   r.topic_id = topic_one;
-  r.replicas = {1, 2};
-  r.isr = {1, 2};
-  r.leader = 1;
-  r.leader_epoch = 0;
+  r.replicas = ids{1, 2};
+  r.isr = ids{1, 2};
+  r.leader = broker_id{1};
+  r.leader_epoch = leader_epoch(0);
   r.partition_epoch = 0;
   // frame 1, apiKey 3, version 0 | PartitionId | TopicId | Replicas [1,2] | Isr [1,2] |
   // RemovingReplicas [] | AddingReplicas [] | Leader 1 | LeaderEpoch 0 | PartitionEpoch 0 | no tags
@@ -164,7 +166,7 @@ TEST_CASE("PartitionRecord v0 golden bytes", "[replication][metadata_records]") 
 
 TEST_CASE("PartitionChangeRecord v0 golden bytes", "[replication][metadata_records]") {
   partition_change_record r;
-  r.partition_id = 2;
+  r.partition_id = partition_id(2);
   r.topic_id = topic_one;
   SECTION("nothing changed: no tagged fields") {
     const std::string hex = "010500" "00000002" + topic_one_hex + "00";
@@ -172,15 +174,15 @@ TEST_CASE("PartitionChangeRecord v0 golden bytes", "[replication][metadata_recor
     CHECK(decode_ok(from_hex(hex)) == metadata_record(r));
   }
   SECTION("new isr [1] (tag 0) and leader 1 (tag 1)") {
-    r.isr = std::vector<std::int32_t>{1};
-    r.leader = 1;
+    r.isr = ids{1};
+    r.leader = broker_id{1};
     const std::string hex = "010500" "00000002" + topic_one_hex + "02" "00" "05" "02" "00000001" "01" "04" "00000001";
     CHECK(to_hex(encode_metadata_record(r)) == hex);
     CHECK(decode_ok(from_hex(hex)) == metadata_record(r));
   }
   SECTION("no leader (-1), empty removing replicas, recovery state 0: tags in ascending order") {
-    r.leader = -1;
-    r.removing_replicas = std::vector<std::int32_t>{};
+    r.leader = broker_id{-1};
+    r.removing_replicas = ids{};
     r.leader_recovery_state = 0;
     const std::string hex = "010500" "00000002" + topic_one_hex + "03" "01" "04" "ffffffff" "03" "01" "01" "05" "01" "00";
     CHECK(to_hex(encode_metadata_record(r)) == hex);
@@ -190,16 +192,16 @@ TEST_CASE("PartitionChangeRecord v0 golden bytes", "[replication][metadata_recor
 
 TEST_CASE("other records' golden bytes", "[replication][metadata_records]") {
   CHECK(to_hex(encode_metadata_record(topic_record{"t", topic_one})) == "010200" "0274" + topic_one_hex + "00");
-  CHECK(to_hex(encode_metadata_record(fence_broker_record{3, 9})) == "010700" "00000003" "0000000000000009" "00");
-  CHECK(to_hex(encode_metadata_record(unfence_broker_record{3, 9})) == "010800" "00000003" "0000000000000009" "00");
-  CHECK(to_hex(encode_metadata_record(unregister_broker_record{3, 9})) == "010100" "00000003" "0000000000000009" "00");
+  CHECK(to_hex(encode_metadata_record(fence_broker_record{broker_id{3}, 9})) == "010700" "00000003" "0000000000000009" "00");
+  CHECK(to_hex(encode_metadata_record(unfence_broker_record{broker_id{3}, 9})) == "010800" "00000003" "0000000000000009" "00");
+  CHECK(to_hex(encode_metadata_record(unregister_broker_record{broker_id{3}, 9})) == "010100" "00000003" "0000000000000009" "00");
   CHECK(to_hex(encode_metadata_record(remove_topic_record{topic_one})) == "010900" + topic_one_hex + "00");
   CHECK(to_hex(encode_metadata_record(no_op_record{})) == "011400" "00");
-  CHECK(to_hex(encode_metadata_record(broker_registration_change_record{3, 9, 1, 0})) ==
+  CHECK(to_hex(encode_metadata_record(broker_registration_change_record{broker_id{3}, 9, 1, 0})) ==
         "011100" "00000003" "0000000000000009" "01" "00" "01" "01");
 
   register_broker_record rb;
-  rb.broker_id = 1;
+  rb.broker_id = broker_id(1);
   rb.broker_epoch = 7;
   // v2: BrokerId | IsMigratingZkBroker | IncarnationId | BrokerEpoch | EndPoints [] | Features [] |
   // Rack null | Fenced | InControlledShutdown | tags
@@ -245,7 +247,7 @@ TEST_CASE("unknown tagged fields are skipped, known ones checked", "[replication
   const std::string head = "010500" "00000002" + topic_one_hex;
   SECTION("unknown tag 9 with 3 bytes, then leader") {
     auto d = decode_ok(from_hex(head + "02" "09" "03" "aabbcc" "01" "04" "00000005"));
-    CHECK(std::get<partition_change_record>(d).leader == 5);
+    CHECK(std::get<partition_change_record>(d).leader == broker_id{5});
   }
   SECTION("v0 does not know tag 8 (Directories): skipped") {
     auto d = decode_ok(from_hex(head + "01" "08" "02" "01" "00"));

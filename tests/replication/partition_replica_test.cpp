@@ -16,11 +16,13 @@
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/partition_replica.hpp>
 
-#include "support/log_builders.hpp"
 #include "support/crash_helpers.hpp"
+#include "support/log_builders.hpp"
+#include "support/replication_helpers.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
+using brook::test::ids;
 using brook::test::temp_dir;
 
 namespace {
@@ -56,8 +58,8 @@ node make_node(std::int32_t id, std::shared_ptr<const brook::clock> c, bool smal
   auto log = partition_log::open(n.dir->path() / "t-0", small_segments(std::move(c), small));
   REQUIRE(log);
   n.part = std::make_shared<partition>("t", partition_id(0), std::move(*log), nullptr);
-  auto r = in_memory_epochs ? partition_replica::open(id, n.part, leader_epoch_cache::in_memory())
-                            : partition_replica::open(id, n.part);
+  auto r = in_memory_epochs ? partition_replica::open(broker_id(id), n.part, leader_epoch_cache::in_memory())
+                            : partition_replica::open(broker_id(id), n.part);
   REQUIRE(r);
   n.rep = std::move(*r);
   return n;
@@ -71,16 +73,16 @@ struct cluster {
   }
   partition_replica& operator[](int i) { return *nodes[static_cast<std::size_t>(i)].rep; }
   timestamp_ms now() const { return clk->now_ms(); }
-  std::vector<std::int32_t> all() const {
-    std::vector<std::int32_t> v;
-    for (const auto& n : nodes) v.push_back(n.id);
+  ids all() const {
+    ids v;
+    for (const auto& n : nodes) v.push_back(broker_id(n.id));
     return v;
   }
   /// Leader `l` in `epoch` with `isr`; everyone else follows.
-  void elect(int l, std::int32_t epoch, std::vector<std::int32_t> isr) {
+  void elect(int l, std::int32_t epoch, ids isr) {
     REQUIRE((*this)[l].become_leader(leader_epoch(epoch), std::move(isr), all(), now()));
     for (auto& n : nodes)
-      if (n.id != l) REQUIRE(n.rep->become_follower(l, leader_epoch(epoch)));
+      if (n.id != l) REQUIRE(n.rep->become_follower(broker_id(l), leader_epoch(epoch)));
   }
 };
 
@@ -234,12 +236,12 @@ TEST_CASE("ISR shrinks after replica.lag.time.max.ms and expands after catch-up"
     produce(c[0], 1, fmt::format("x{}", i), c.now());
     fetch(c[1], c[0], c.now());
     fetch(c[1], c[0], c.now());
-    if (c.clk->now_ms() - c[0].follower(2)->last_caught_up_time_ms <= lag_max)
+    if (c.clk->now_ms() - c[0].follower(broker_id{2})->last_caught_up_time_ms <= lag_max)
       CHECK(c[0].maybe_shrink_isr(c.now()).empty());
   }
   CHECK(c[0].high_watermark() == offset(2));  // held back by 2
-  CHECK(c[0].maybe_shrink_isr(c.now()) == std::vector<std::int32_t>{2});
-  REQUIRE(c[0].set_isr({0, 1}, c.now()));
+  CHECK(c[0].maybe_shrink_isr(c.now()) == ids{2});
+  REQUIRE(c[0].set_isr(ids{0, 1}, c.now()));
   CHECK(c[0].high_watermark() == offset(12));
   CHECK(c[0].maybe_expand_isr().empty());
 
@@ -248,25 +250,25 @@ TEST_CASE("ISR shrinks after replica.lag.time.max.ms and expands after catch-up"
   CHECK(c[0].maybe_expand_isr().empty());
   for (int i = 0; i < 20 && c[2].log_end_offset() < c[0].log_end_offset(); ++i) fetch(c[2], c[0], c.now(), 1);
   fetch(c[2], c[0], c.now());
-  CHECK(c[0].maybe_expand_isr() == std::vector<std::int32_t>{2});
-  REQUIRE(c[0].set_isr({0, 1, 2}, c.now()));
+  CHECK(c[0].maybe_expand_isr() == ids{2});
+  REQUIRE(c[0].set_isr(ids{0, 1, 2}, c.now()));
   CHECK(c[0].maybe_shrink_isr(c.now()).empty());
 
   // A follower with the leader's LEO is never out of sync, however old its catch-up.
   c.clk->advance(10 * lag_max);
   CHECK(c[0].maybe_shrink_isr(c.now()).empty());
   produce(c[0], 1, "late", c.now());
-  CHECK(c[0].maybe_shrink_isr(c.now()) == std::vector<std::int32_t>{1, 2});
+  CHECK(c[0].maybe_shrink_isr(c.now()) == ids{1, 2});
 
   // Kafka's "previous fetch" rule: fetching up to the LEO of the previous fetch catches up at
   // that previous fetch's time.
   timestamp_ms t1 = c.now();
   fetch(c[1], c[0], t1);  // LEO 13 at t1, fetches from 12
-  CHECK(c[0].follower(1)->last_caught_up_time_ms < t1);
+  CHECK(c[0].follower(broker_id{1})->last_caught_up_time_ms < t1);
   produce(c[0], 1, "more", c.now());
   c.clk->advance(100);
   fetch(c[1], c[0], c.now());  // fetch offset 13 >= LEO of previous fetch (13), < LEO now (14)
-  CHECK(c[0].follower(1)->last_caught_up_time_ms == t1);
+  CHECK(c[0].follower(broker_id{1})->last_caught_up_time_ms == t1);
 }
 
 TEST_CASE("stale and unknown epochs, wrong roles, out-of-range fetches", "[replication][partition_replica]") {
@@ -275,14 +277,14 @@ TEST_CASE("stale and unknown epochs, wrong roles, out-of-range fetches", "[repli
   produce(c[0], 2, "a", c.now());
 
   SECTION("become_leader / become_follower with an epoch not newer are fenced") {
-    auto r = c[0].become_leader(leader_epoch(3), {0, 1, 2}, c.all(), c.now());
+    auto r = c[0].become_leader(leader_epoch(3), ids{0, 1, 2}, c.all(), c.now());
     REQUIRE(!r);
     CHECK(r.error().code() == errc::fenced_leader_epoch);
-    auto f = c[1].become_follower(0, leader_epoch(2));
+    auto f = c[1].become_follower(broker_id{0}, leader_epoch(2));
     REQUIRE(!f);
     CHECK(f.error().code() == errc::fenced_leader_epoch);
     CHECK(c[1].current_leader_epoch() == leader_epoch(3));
-    auto bad = c[1].become_leader(leader_epoch(4), {0, 2}, c.all(), c.now());
+    auto bad = c[1].become_leader(leader_epoch(4), ids{0, 2}, c.all(), c.now());
     REQUIRE(!bad);
     CHECK(bad.error().code() == errc::invalid_request);  // not in its own ISR
   }
@@ -305,7 +307,7 @@ TEST_CASE("stale and unknown epochs, wrong roles, out-of-range fetches", "[repli
     REQUIRE(!r);
     CHECK(r.error().code() == errc::not_leader_or_follower);
     auto req = c[1].make_fetch_request();
-    req.replica_id = 7;
+    req.replica_id = broker_id(7);
     r = c[0].fetch_as_leader(req, c.now());
     REQUIRE(!r);
     CHECK(r.error().code() == errc::not_leader_or_follower);
@@ -323,7 +325,7 @@ TEST_CASE("stale and unknown epochs, wrong roles, out-of-range fetches", "[repli
     auto r = c[0].fetch_as_leader(req, c.now());
     REQUIRE(!r);
     CHECK(r.error().code() == errc::offset_out_of_range);
-    CHECK(c[0].follower(1)->log_end_offset == offset(-1));  // state untouched
+    CHECK(c[0].follower(broker_id{1})->log_end_offset == offset(-1));  // state untouched
   }
   SECTION("a follower append must start at its log end") {
     auto resp = c[0].fetch_as_leader(c[1].make_fetch_request(), c.now());
@@ -353,15 +355,15 @@ TEST_CASE("KIP-101 scenario 1: leader fails after a follower fetched, before the
 
   // Pre-KIP-101 B would truncate to its HW (1) on restart and lose m2. With epochs, A fails, B
   // leads epoch 1 and keeps everything; A comes back as follower and truncates to nothing.
-  REQUIRE(c[1].become_leader(leader_epoch(1), {1}, c.all(), c.now()));
-  REQUIRE(c[0].become_follower(1, leader_epoch(1)));
+  REQUIRE(c[1].become_leader(leader_epoch(1), ids{1}, c.all(), c.now()));
+  REQUIRE(c[0].become_follower(broker_id{1}, leader_epoch(1)));
   CHECK(c[1].log_end_offset() == offset(2));
   CHECK(truncate(c[0], c[1]) == offset(2));  // leader: epoch 0 ended at 2
   produce(c[1], 1, "m3", c.now());
   fetch(c[0], c[1], c.now());
   fetch(c[0], c[1], c.now());
-  CHECK(c[1].maybe_expand_isr() == std::vector<std::int32_t>{0});
-  REQUIRE(c[1].set_isr({0, 1}, c.now()));
+  CHECK(c[1].maybe_expand_isr() == ids{0});
+  REQUIRE(c[1].set_isr(ids{0, 1}, c.now()));
   fetch(c[0], c[1], c.now());
   CHECK(c[1].high_watermark() == offset(3));
   CHECK(consumed(c[1]) == std::vector<std::string>{"m1-0", "m2-0", "m3-0"});
@@ -382,11 +384,11 @@ TEST_CASE("KIP-101 scenario 2: two quick failovers leave divergent tails", "[rep
   produce(c[0], 1, "m2", c.now());  // uncommitted, A only
 
   // Unclean from the old ISR's point of view, but B was in the ISR: a clean election.
-  REQUIRE(c[1].become_leader(leader_epoch(1), {1}, c.all(), c.now()));
+  REQUIRE(c[1].become_leader(leader_epoch(1), ids{1}, c.all(), c.now()));
   produce(c[1], 2, "m3", c.now());
   CHECK(c[1].epoch_cache().entries() ==
         std::vector<epoch_entry>{{leader_epoch(0), offset(0)}, {leader_epoch(1), offset(1)}});
-  REQUIRE(c[0].become_follower(1, leader_epoch(1)));
+  REQUIRE(c[0].become_follower(broker_id{1}, leader_epoch(1)));
 
   SECTION("OffsetsForLeaderEpoch before fetching (KIP-101)") {
     auto ans = c[1].end_offset_for_epoch(leader_epoch(1), leader_epoch(0));
@@ -400,7 +402,7 @@ TEST_CASE("KIP-101 scenario 2: two quick failovers leave divergent tails", "[rep
     REQUIRE(resp->diverging_epoch);
     CHECK(*resp->diverging_epoch == epoch_end_offset{leader_epoch(0), offset(1)});
     CHECK(resp->records.empty());
-    CHECK(c[1].follower(0)->log_end_offset == offset(-1));  // not updated on divergence
+    CHECK(c[1].follower(broker_id{0})->log_end_offset == offset(-1));  // not updated on divergence
     REQUIRE(c[0].apply_fetch_response(*resp));
     CHECK(c[0].log_end_offset() == offset(1));
   }
@@ -423,16 +425,16 @@ TEST_CASE("KIP-279: a follower that missed epochs truncates in several rounds",
   fetch(c[1], c[0], c.now());
   fetch(c[1], c[0], c.now());  // both at 2, HW 2
   // Epoch 1: node 1 leads, writes 2 records node 0 never sees.
-  REQUIRE(c[1].become_leader(leader_epoch(1), {1}, c.all(), c.now()));
+  REQUIRE(c[1].become_leader(leader_epoch(1), ids{1}, c.all(), c.now()));
   produce(c[1], 2, "e1", c.now());
   // Epoch 2: node 0 leads (stale view in this test: not from the ISR), writes its own tail.
-  REQUIRE(c[0].become_leader(leader_epoch(2), {0}, c.all(), c.now()));
+  REQUIRE(c[0].become_leader(leader_epoch(2), ids{0}, c.all(), c.now()));
   produce(c[0], 3, "e2", c.now());
   // Epoch 3: node 1 leads again.
-  REQUIRE(c[1].become_follower(0, leader_epoch(2)));
-  REQUIRE(c[1].become_leader(leader_epoch(3), {1}, c.all(), c.now()));
+  REQUIRE(c[1].become_follower(broker_id{0}, leader_epoch(2)));
+  REQUIRE(c[1].become_leader(leader_epoch(3), ids{1}, c.all(), c.now()));
   produce(c[1], 1, "e3", c.now());
-  REQUIRE(c[0].become_follower(1, leader_epoch(3)));
+  REQUIRE(c[0].become_follower(broker_id{1}, leader_epoch(3)));
 
   auto first = c[1].end_offset_for_epoch(leader_epoch(3), leader_epoch(2));
   REQUIRE(first);
@@ -457,16 +459,16 @@ TEST_CASE("the epoch cache survives a reopen and is trimmed to the log end", "[r
     auto log = partition_log::open(d.path() / "t-0", small_segments(clk, false));
     REQUIRE(log);
     auto part = std::make_shared<partition>("t", partition_id(0), std::move(*log), nullptr);
-    auto r = partition_replica::open(0, part);
+    auto r = partition_replica::open(broker_id(0), part);
     REQUIRE(r);
-    REQUIRE((*r)->become_leader(leader_epoch(5), {0}, {0}, clk->now_ms()));
+    REQUIRE((*r)->become_leader(leader_epoch(5), ids{0}, ids{0}, clk->now_ms()));
     produce(**r, 2, "a", clk->now_ms());
     REQUIRE((*r)->epoch_cache().assign(leader_epoch(6), offset(9)));  // as if a crash left it ahead
   }
   auto log = partition_log::open(d.path() / "t-0", small_segments(clk, false));
   REQUIRE(log);
   auto part = std::make_shared<partition>("t", partition_id(0), std::move(*log), nullptr);
-  auto r = partition_replica::open(0, part);
+  auto r = partition_replica::open(broker_id(0), part);
   REQUIRE(r);
   CHECK((*r)->epoch_cache().entries() == std::vector<epoch_entry>{{leader_epoch(5), offset(0)}});
 }
@@ -482,7 +484,7 @@ TEST_CASE("random appends, fetches and clean leader changes converge without los
     cluster c(3, /*small segments=*/seed % 2 == 0, /*in_memory_epochs=*/seed % 10 != 0);
     std::int32_t epoch = 0;
     int leader = 0;
-    std::vector<std::int32_t> isr{0, 1, 2};
+    ids isr{0, 1, 2};
     c.elect(leader, epoch, isr);
     std::vector<bool> needs_truncation(3, false);
     std::vector<bool> partitioned(3, false);  // a partitioned follower does not fetch
@@ -542,7 +544,7 @@ TEST_CASE("random appends, fetches and clean leader changes converge without los
           shrinks += static_cast<int>(out.size());
           expands += static_cast<int>(in.size());
           if (!out.empty() || !in.empty()) {
-            std::vector<std::int32_t> next;
+            ids next;
             for (auto id : isr)
               if (std::find(out.begin(), out.end(), id) == out.end()) next.push_back(id);
             for (auto id : in) next.push_back(id);
@@ -559,10 +561,10 @@ TEST_CASE("random appends, fetches and clean leader changes converge without los
         }
         case 8: {  // clean leader election among the ISR, with an epoch bump
           record_committed();
-          int next = isr[static_cast<std::size_t>(pick(0, static_cast<int>(isr.size()) - 1))];
+          int next = isr[static_cast<std::size_t>(pick(0, static_cast<int>(isr.size()) - 1))].value();
           if (next != leader && pick(0, 1) == 0) {
             // the old leader failed: the controller removes it from the ISR
-            isr.erase(std::find(isr.begin(), isr.end(), leader));
+            isr.erase(std::find(isr.begin(), isr.end(), broker_id(leader)));
           }
           ++epoch;
           ++elections;
@@ -600,7 +602,7 @@ TEST_CASE("random appends, fetches and clean leader changes converge without los
     record_committed();
     check_replicas();
     for (int i = 0; i < 3; ++i) {
-      auto fs = c[leader].follower(i);
+      auto fs = c[leader].follower(broker_id(i));
       UNSCOPED_INFO(fmt::format("replica {}: leo {} hw {} epoch {} cache {} | seen by leader: leo {} caught up {}", i,
                                 c[i].log_end_offset(), c[i].high_watermark(), c[i].current_leader_epoch(),
                                 fmt::join(c[i].epoch_cache().entries(), " "), fs ? fs->log_end_offset : offset(-9),

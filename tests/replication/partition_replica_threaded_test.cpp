@@ -38,7 +38,7 @@ node make_node(std::int32_t id, std::shared_ptr<const brook::clock> c) {
   auto log = partition_log::open(n.dir->path() / "t-0", cfg);
   REQUIRE(log);
   n.part = std::make_shared<partition>("t", partition_id(0), std::move(*log), nullptr);
-  auto r = partition_replica::open(id, n.part, leader_epoch_cache::in_memory());
+  auto r = partition_replica::open(broker_id(id), n.part, leader_epoch_cache::in_memory());
   REQUIRE(r);
   n.rep = std::move(*r);
   return n;
@@ -64,9 +64,10 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
   std::vector<node> nodes;
   for (int i = 0; i < 3; ++i) nodes.push_back(make_node(i, clk));
   partition_replica& leader = *nodes[0].rep;
-  REQUIRE(leader.become_leader(leader_epoch(1), {0, 1, 2}, {0, 1, 2}, clk->now_ms()));
-  REQUIRE(nodes[1].rep->become_follower(0, leader_epoch(1)));
-  REQUIRE(nodes[2].rep->become_follower(0, leader_epoch(1)));
+  const std::vector<broker_id> all{broker_id{0}, broker_id{1}, broker_id{2}};
+  REQUIRE(leader.become_leader(leader_epoch(1), all, all, clk->now_ms()));
+  REQUIRE(nodes[1].rep->become_follower(broker_id{0}, leader_epoch(1)));
+  REQUIRE(nodes[2].rep->become_follower(broker_id{0}, leader_epoch(1)));
 
   constexpr int batches = 300;
   std::atomic<bool> produced{false};
@@ -124,7 +125,7 @@ TEST_CASE("leader, followers, consumer and ISR housekeeping on separate threads"
       auto in = leader.maybe_expand_isr();
       (void)out;
       (void)in;
-      (void)leader.set_isr({0, 1, 2}, clk->now_ms());
+      (void)leader.set_isr({broker_id{0}, broker_id{1}, broker_id{2}}, clk->now_ms());
       nap();
     }
   });

@@ -58,7 +58,7 @@ struct fixture {
 
   std::shared_ptr<broker> open(std::int32_t id) {
     broker_config c;
-    c.id = id;
+    c.id = broker_id(id);
     c.dir.defaults.clock = clk;
     auto r = broker::open(root.path() / fmt::format("broker-{}", id), c);
     if (!r) FAIL("broker::open " << id << ": " << r.error().to_string());
@@ -70,10 +70,10 @@ struct fixture {
     for (auto& [id, br] : b) REQUIRE_OK(br->apply(img, version));
   }
   replica_fetcher::connect_fn connector() {
-    return [this](std::int32_t from, std::int32_t to) -> result<std::shared_ptr<broker>> {
-      connects.emplace_back(from, to);
-      auto it = b.find(to);
-      if (it == b.end() || down.count(to))
+    return [this](broker_id from, broker_id to) -> result<std::shared_ptr<broker>> {
+      connects.emplace_back(from.value(), to.value());
+      auto it = b.find(to.value());
+      if (it == b.end() || down.count(to.value()))
         return make_error(errc::broker_not_available, "broker {} is not reachable from {}", to, from);
       return it->second;
     };
@@ -81,13 +81,13 @@ struct fixture {
   append_result produce(std::int32_t id, const std::string& t, std::int32_t p, int n, std::size_t value_size = 0) {
     auto batch = batch_of(n, clk->now_ms(), "v", value_size);
     std::optional<result<append_result>> out;
-    b.at(id)->produce(t, p, batch, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
+    b.at(id)->produce(t, partition_id(p), batch, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
     REQUIRE(out);
     if (!*out) FAIL("produce: " << out->error().to_string());
     return **out;
   }
   std::shared_ptr<partition_replica> rep(std::int32_t id, const std::string& t, std::int32_t p) {
-    auto r = b.at(id)->replica(t, p);
+    auto r = b.at(id)->replica(t, partition_id(p));
     REQUIRE(r);
     return r;
   }
@@ -194,7 +194,7 @@ TEST_CASE("an unreachable leader counts an error and changes nothing", "[replica
   CHECK(follower->log_end_offset() == offset(0));
   REQUIRE(b2->following().size() == 1);
   CHECK(b2->following()[0].needs_truncation);                          // still to do once the leader is back
-  CHECK(f.rep(1, "t", 0)->follower(2)->log_end_offset == offset(-1));  // the leader heard nothing
+  CHECK(f.rep(1, "t", 0)->follower(broker_id{2})->log_end_offset == offset(-1));  // the leader heard nothing
   CHECK(fetcher.rounds() == 1);
   CHECK(fetcher.bytes_fetched() == 0);
 
@@ -210,10 +210,10 @@ TEST_CASE("an offline partition is skipped without an error", "[replication][rep
   fixture f;
   auto b2 = f.open(2);
   image_builder ib;
-  ib.brokers({1, 2}).topic("t", {{1, 2}}).change("t", 0, metadata::no_leader);
+  ib.brokers({1, 2}).topic("t", {{1, 2}}).change("t", 0, metadata::no_leader.value());
   f.apply(ib.img);
   REQUIRE(b2->following().size() == 1);
-  CHECK(b2->following()[0].leader == -1);
+  CHECK(b2->following()[0].leader == broker_id{-1});
   replica_fetcher fetcher(b2, f.connector());
   auto r = fetcher.step();
   CHECK(r.errors == 0);

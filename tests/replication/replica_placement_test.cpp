@@ -17,8 +17,16 @@ using namespace brook;
 
 namespace {
 
-using raw_broker = std::int32_t;  // placement works on raw ids (brook::broker_id is the strong type)
+// The tests do arithmetic on broker ids, so they keep them raw and convert at the call.
+using raw_broker = std::int32_t;
 using replicas = std::vector<raw_broker>;
+using raw_assignment = std::map<partition_id, replicas>;
+
+std::vector<broker_id> typed(const std::vector<raw_broker>& v) {
+  std::vector<broker_id> out;
+  for (auto b : v) out.push_back(broker_id(b));
+  return out;
+}
 
 std::vector<raw_broker> iota_brokers(std::int32_t n, raw_broker first = 0) {
   std::vector<raw_broker> v(static_cast<std::size_t>(n));
@@ -26,15 +34,20 @@ std::vector<raw_broker> iota_brokers(std::int32_t n, raw_broker first = 0) {
   return v;
 }
 
-replica_assignment place(const std::vector<raw_broker>& brokers, std::int32_t partitions, std::int32_t rf,
-                         placement_start start = {}, std::int32_t start_partition = 0) {
-  auto r = assign_replicas_rack_unaware(brokers, partitions, rf, start, partition_id{start_partition});
+raw_assignment place(const std::vector<raw_broker>& brokers, std::int32_t partitions, std::int32_t rf,
+                     placement_start start = {}, std::int32_t start_partition = 0) {
+  auto r = assign_replicas_rack_unaware(typed(brokers), partitions, rf, start, partition_id{start_partition});
   REQUIRE(r);
-  return *r;
+  raw_assignment out;
+  for (const auto& [p, reps] : *r) {
+    auto& raw = out[p];
+    for (auto b : reps) raw.push_back(b.value());
+  }
+  return out;
 }
 
-replica_assignment assignment(std::initializer_list<std::pair<std::int32_t, replicas>> l) {
-  replica_assignment out;
+raw_assignment assignment(std::initializer_list<std::pair<std::int32_t, replicas>> l) {
+  raw_assignment out;
   for (const auto& [p, r] : l) out.emplace(partition_id{p}, r);
   return out;
 }
@@ -115,7 +128,7 @@ TEST_CASE("placement: start partition (adding partitions), with Kafka's shift qu
 TEST_CASE("placement: errors", "[replication][placement]") {
   auto err = [](std::vector<raw_broker> b, std::int32_t parts, std::int32_t rf, placement_start s = {},
                 std::int32_t sp = 0) {
-    auto r = assign_replicas_rack_unaware(b, parts, rf, s, partition_id{sp});
+    auto r = assign_replicas_rack_unaware(typed(b), parts, rf, s, partition_id{sp});
     REQUIRE_FALSE(r);
     return r.error();
   };
@@ -142,7 +155,7 @@ TEST_CASE("placement: errors", "[replication][placement]") {
   CHECK(err(iota_brokers(3), 2, 2, {}, std::numeric_limits<std::int32_t>::max()) == errc::invalid_partitions);
   // The last int32 partition id itself is fine.
   CHECK(
-      assign_replicas_rack_unaware(iota_brokers(3), 1, 2, {}, partition_id{std::numeric_limits<std::int32_t>::max()}));
+      assign_replicas_rack_unaware(typed(iota_brokers(3)), 1, 2, {}, partition_id{std::numeric_limits<std::int32_t>::max()}));
 }
 
 TEST_CASE("placement: random start from a caller's engine", "[replication][placement]") {

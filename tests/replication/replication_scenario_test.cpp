@@ -34,9 +34,11 @@
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
+#include "support/replication_helpers.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
+using brook::test::ids;
 
 namespace {
 
@@ -98,19 +100,19 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   auto& c = **opened;
   REQUIRE(c.create_topic(topic, partitions, 3));
 
-  const std::vector<std::int32_t> ids{1, 2, 3};
-  std::set<std::int32_t> down, isolated, slow;
-  std::optional<std::int32_t> power_lost;  // a power-loss victim not yet back in every ISR
+  const std::vector<broker_id> brokers{broker_id{1}, broker_id{2}, broker_id{3}};
+  std::set<broker_id> down, isolated, slow;
+  std::optional<broker_id> power_lost;  // a power-loss victim not yet back in every ISR
   std::vector<std::unique_ptr<sent_batch>> sent;
   std::map<std::pair<int, std::int64_t>, std::string> seen;
   std::vector<offset> position(partitions, offset(0));
   int next_value = 0;
   std::map<std::pair<std::string, int>, std::int32_t> last_epoch;
 
-  auto in_every_isr = [&](std::int32_t id) {
+  auto in_every_isr = [&](broker_id id) {
     auto img = c.image();
     for (int p = 0; p < partitions; ++p) {
-      const auto& isr = img->partition(topic, p)->isr;
+      const auto& isr = img->partition(topic, partition_id(p))->isr;
       if (std::find(isr.begin(), isr.end(), id) == isr.end()) return false;
     }
     return true;
@@ -129,7 +131,7 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     auto* raw = b.get();
     sent.push_back(std::move(b));
     ++tot.sends;
-    c.produce(topic, raw->partition, bytes, o.acks, std::chrono::milliseconds(2000), [raw](const result<append_result>& r) {
+    c.produce(topic, partition_id(raw->partition), bytes, o.acks, std::chrono::milliseconds(2000), [raw](const result<append_result>& r) {
       REQUIRE(!raw->outcome.has_value());  // exactly once
       raw->outcome = r;
     });
@@ -137,7 +139,7 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
 
   auto consume = [&] {
     for (int p = 0; p < partitions; ++p) {
-      auto s = c.fetch(topic, p, position[p]);
+      auto s = c.fetch(topic, partition_id(p), position[p]);
       if (!s) {
         if (s.error() == errc::offset_out_of_range) position[p] = offset(0);  // the log went back (unclean)
         continue;
@@ -151,14 +153,14 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   };
 
   auto fault = [&] {
-    std::vector<std::int32_t> up;
-    for (auto id : ids)
+    std::vector<broker_id> up;
+    for (auto id : brokers)
       if (!down.count(id)) up.push_back(id);
     const int kind = pick(0, 9);
     if (kind <= 1 && !up.empty()) {  // a crash
       const auto id = up[static_cast<std::size_t>(pick(0, static_cast<int>(up.size()) - 1))];
       bool others_in_sync = down.empty() && isolated.empty();
-      for (auto other : ids)
+      for (auto other : brokers)
         if (other != id) others_in_sync = others_in_sync && in_every_isr(other);
       if (others_in_sync && chance(0.5)) {
         REQUIRE(c.crash_broker(id, chance(0.5) ? crash_mode::flush_point : crash_mode::random_byte, rng()));
@@ -190,7 +192,7 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
         ++tot.isolations;
       }
     } else if (kind == 6) {
-      const auto id = ids[static_cast<std::size_t>(pick(0, 2))];
+      const auto id = brokers[static_cast<std::size_t>(pick(0, 2))];
       if (slow.count(id)) {
         c.set_fetch_delay(id, std::chrono::milliseconds(0));
         slow.erase(id);
@@ -209,10 +211,10 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   auto count_leader_changes = [&] {
     auto img = c.image();
     for (int p = 0; p < partitions; ++p) {
-      const auto e = img->partition(topic, p)->leader_epoch;
+      const auto e = img->partition(topic, partition_id(p))->leader_epoch;
       auto& last = last_epoch[{topic, p}];
-      if (e > last) tot.leader_changes += e - last;
-      last = e;
+      if (e.value() > last) tot.leader_changes += e.value() - last;
+      last = e.value();
     }
   };
 
@@ -263,14 +265,14 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     converged = true;
     auto img = c.image();
     for (int p = 0; p < partitions && converged; ++p) {
-      const auto& ps = *img->partition(topic, p);
+      const auto& ps = *img->partition(topic, partition_id(p));
       if (!ps.has_leader() || ps.isr.size() != 3) {
         converged = false;
         break;
       }
-      auto leader = c.broker(ps.leader)->replica(topic, p);
-      for (auto id : ids) {
-        auto r = c.broker(id)->replica(topic, p);
+      auto leader = c.broker(ps.leader)->replica(topic, partition_id(p));
+      for (auto id : brokers) {
+        auto r = c.broker(id)->replica(topic, partition_id(p));
         if (r->log_end_offset() != leader->log_end_offset() || r->high_watermark() != leader->log_end_offset())
           converged = false;
       }
@@ -281,15 +283,15 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     auto img = c.image();
     std::string dump;
     for (int p = 0; p < partitions; ++p) {
-      const auto& ps = *img->partition(topic, p);
+      const auto& ps = *img->partition(topic, partition_id(p));
       dump += fmt::format("p{}: leader {} epoch {} isr [{}]\n", p, ps.leader, ps.leader_epoch, fmt::join(ps.isr, ","));
-      for (auto id : ids) {
+      for (auto id : brokers) {
         auto b = c.broker(id);
         if (!b) {
           dump += fmt::format("  broker {}: down\n", id);
           continue;
         }
-        auto r = b->replica(topic, p);
+        auto r = b->replica(topic, partition_id(p));
         if (!r) {
           dump += fmt::format("  broker {}: no replica\n", id);
           continue;
@@ -308,11 +310,11 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   bool acked_loss = false, seen_loss = false;
   for (int p = 0; p < partitions; ++p) {
     auto img = c.image();
-    const auto& ps = *img->partition(topic, p);
-    const auto& leader_log = c.broker(ps.leader)->replica(topic, p)->part()->log();
+    const auto& ps = *img->partition(topic, partition_id(p));
+    const auto& leader_log = c.broker(ps.leader)->replica(topic, partition_id(p))->part()->log();
     const auto bytes = log_bytes(leader_log);
-    for (auto id : ids) {
-      const auto& log = c.broker(id)->replica(topic, p)->part()->log();
+    for (auto id : brokers) {
+      const auto& log = c.broker(id)->replica(topic, partition_id(p))->part()->log();
       if (log_bytes(log) != bytes) {
         ++tot.seeds_diverged;
         FAIL("replica " << id << " of partition " << p << " differs from the leader " << ps.leader);
@@ -443,26 +445,26 @@ TEST_CASE("a power loss of the last ISR member loses what it had not flushed (no
   };
   std::optional<result<append_result>> acked;
   auto b = brook::test::make_batch(5, clk->now_ms(), "acked");
-  c.produce("t", 0, b, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { acked = r; });
+  c.produce("t", partition_id{0}, b, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { acked = r; });
   step(3);
   REQUIRE(acked);
   REQUIRE(*acked);
   // 2 and 3 die (process crashes: their data survives); 1 is then the last ISR member.
-  REQUIRE(c.crash_broker(2, crash_mode::process));
-  REQUIRE(c.crash_broker(3, crash_mode::process));
+  REQUIRE(c.crash_broker(broker_id{2}, crash_mode::process));
+  REQUIRE(c.crash_broker(broker_id{3}, crash_mode::process));
   step(100);
-  REQUIRE(c.image()->partition("t", 0)->isr == std::vector<std::int32_t>{1});
+  REQUIRE(c.image()->partition("t", partition_id{0})->isr == ids{1});
   // 1 loses power: nothing was flushed (no roll, flush.messages unset), so its log is empty.
-  REQUIRE(c.crash_broker(1, crash_mode::flush_point));
+  REQUIRE(c.crash_broker(broker_id{1}, crash_mode::flush_point));
   step(100);
-  CHECK(c.image()->partition("t", 0)->offline());
-  REQUIRE(c.restart_broker(1));
-  REQUIRE(c.restart_broker(2));
-  REQUIRE(c.restart_broker(3));
+  CHECK(c.image()->partition("t", partition_id{0})->offline());
+  REQUIRE(c.restart_broker(broker_id{1}));
+  REQUIRE(c.restart_broker(broker_id{2}));
+  REQUIRE(c.restart_broker(broker_id{3}));
   step(10);
   // 1 was the last ISR member, so it leads (clean election), with an empty log; 2 and 3,
   // which had the acknowledged records, truncate to it. Kafka without KIP-966 does the same.
-  CHECK(c.image()->partition("t", 0)->leader == 1);
-  CHECK(c.broker(2)->replica("t", 0)->log_end_offset() == offset(0));
-  CHECK(c.broker(3)->replica("t", 0)->log_end_offset() == offset(0));
+  CHECK(c.image()->partition("t", partition_id{0})->leader == broker_id{1});
+  CHECK(c.broker(broker_id{2})->replica("t", partition_id{0})->log_end_offset() == offset(0));
+  CHECK(c.broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(0));
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -19,7 +20,14 @@
 
 namespace brook::test {
 
-using ids = std::vector<std::int32_t>;
+/// Broker ids written as integers: ids{1, 2, 3} is a std::vector<broker_id>.
+struct ids : std::vector<broker_id> {
+  ids() = default;
+  ids(std::initializer_list<std::int32_t> list) {
+    for (auto i : list) push_back(broker_id(i));
+  }
+  ids(std::vector<broker_id> v) : std::vector<broker_id>(std::move(v)) {}  // NOLINT: implicit on purpose
+};
 
 /// A cluster image assembled from metadata records, the way the controller's log builds it.
 struct image_builder {
@@ -30,7 +38,7 @@ struct image_builder {
   image_builder& brokers(std::initializer_list<std::int32_t> list) {
     for (auto id : list) {
       metadata::register_broker_record r;
-      r.broker_id = id;
+      r.broker_id = broker_id(id);
       r.broker_epoch = 10 + id;
       r.incarnation_id = uuid::from_parts(1, static_cast<std::uint64_t>(id) + 1);
       r.fenced = false;
@@ -39,7 +47,7 @@ struct image_builder {
     return *this;
   }
   image_builder& fence(std::int32_t id) {
-    REQUIRE(img.apply(metadata::fence_broker_record{id, img.broker(id)->epoch}));
+    REQUIRE(img.apply(metadata::fence_broker_record{broker_id(id), img.broker(broker_id(id))->epoch}));
     return *this;
   }
   /// A topic whose partition p has replicas[p], all in sync, led by the first.
@@ -51,12 +59,12 @@ struct image_builder {
     topic_ids[name] = t.topic_id;
     for (std::size_t p = 0; p < replicas.size(); ++p) {
       metadata::partition_record pr;
-      pr.partition_id = static_cast<std::int32_t>(p);
+      pr.partition_id = partition_id(static_cast<std::int32_t>(p));
       pr.topic_id = t.topic_id;
       pr.replicas = replicas[p];
       pr.isr = replicas[p];
       pr.leader = replicas[p].front();
-      pr.leader_epoch = 0;
+      pr.leader_epoch = leader_epoch(0);
       pr.partition_epoch = 0;
       REQUIRE(img.apply(pr));
     }
@@ -67,8 +75,8 @@ struct image_builder {
                         std::optional<ids> isr = std::nullopt) {
     metadata::partition_change_record c;
     c.topic_id = topic_ids.at(name);
-    c.partition_id = p;
-    if (leader) c.leader = *leader;
+    c.partition_id = partition_id(p);
+    if (leader) c.leader = broker_id(*leader);
     c.isr = std::move(isr);
     REQUIRE(img.apply(c));
     return *this;

@@ -46,7 +46,7 @@ struct fixture {
 
   fixture() {
     cluster_config cfg;
-    cfg.broker_ids = {1, 2, 3};
+    cfg.broker_ids = {broker_id{1}, broker_id{2}, broker_id{3}};
     cfg.broker.dir.defaults.clock = clk;
     cfg.controller.seed = 7;
     auto r = cluster::open(root, cfg);
@@ -65,13 +65,13 @@ struct fixture {
   void produce_all(const std::string& t, int p, int n) {
     auto done = std::make_shared<std::optional<result<append_result> > >();
     auto b = brook::test::make_batch(n, clk->now_ms(), fmt::format("{}-{}", t, p));
-    c->produce(t, p, b, acks_mode::all, std::chrono::milliseconds(30000), [done](const result<append_result>& r) { *done = r; });
+    c->produce(t, partition_id(p), b, acks_mode::all, std::chrono::milliseconds(30000), [done](const result<append_result>& r) { *done = r; });
     for (int i = 0; i < 50 && !done->has_value(); ++i) steps(1);
     REQUIRE(done->has_value());
     if (!**done) FAIL((**done).error().to_string());
   }
 
-  partition_state state(const std::string& t, int p) { return *c->image()->partition(t, p); }
+  partition_state state(const std::string& t, int p) { return *c->image()->partition(t, partition_id(p)); }
 };
 
 run_result describe(const fs::path& root, std::vector<std::string> extra = {}) {
@@ -136,7 +136,7 @@ std::map<std::string, std::string> broker_table(const std::string& out) {
   return rows;
 }
 
-std::string ids(const std::vector<std::int32_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }
+std::string ids(const std::vector<broker_id>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
 /// Every file under `dir` with its size and modification time.
 std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type> > tree(const fs::path& dir) {
@@ -153,7 +153,7 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
   fixture f;
   REQUIRE_OK(f.c->create_topic("orders", 2, 3));
   REQUIRE_OK(f.c->create_topic("solo", 1, 1));
-  const std::int32_t solo_broker = f.state("solo", 0).replicas.at(0);
+  const broker_id solo_broker = f.state("solo", 0).replicas.at(0);
   f.produce_all("orders", 0, 5);
   f.produce_all("orders", 1, 3);
   f.produce_all("solo", 0, 4);
@@ -170,7 +170,7 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     auto rows = partition_table(r.out);
     REQUIRE(rows.size() == 3);
     const auto o0 = f.state("orders", 0);
-    CHECK(rows["orders-0"].leader == std::to_string(o0.leader));
+    CHECK(rows["orders-0"].leader == fmt::format("{}", o0.leader));
     CHECK(rows["orders-0"].replicas == "1,2,3");
     CHECK(rows["orders-0"].isr == "1,2,3");
     CHECK(rows["orders-0"].hw == "5");
@@ -178,7 +178,7 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     CHECK(rows["orders-0"].marker.empty());
     CHECK(rows["orders-1"].replicas == "2,3,1");
     CHECK(rows["orders-1"].hw == "3");
-    CHECK(rows["solo-0"].leader == std::to_string(solo_broker));
+    CHECK(rows["solo-0"].leader == fmt::format("{}", solo_broker));
     CHECK(rows["solo-0"].hw == "4");
     CHECK(rows["solo-0"].leo == "4");
     CHECK(contains(r.out, "\n3 partitions: 0 under-replicated, 0 offline.\n"));
@@ -202,8 +202,8 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
 
   // A row as the image (read by the library, in this process) says it should be.
   auto check_row = [&](const partition_line& row, const partition_state& s) {
-    CHECK(row.leader == (s.has_leader() ? std::to_string(s.leader) : "none"));
-    CHECK(row.leader_epoch == std::to_string(s.leader_epoch));
+    CHECK(row.leader == (s.has_leader() ? fmt::format("{}", s.leader) : "none"));
+    CHECK(row.leader_epoch == fmt::format("{}", s.leader_epoch));
     CHECK(row.replicas == ids(s.replicas));
     CHECK(row.isr == ids(s.isr));
   };
@@ -212,13 +212,13 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     REQUIRE(r.exit_code == 0);
     auto brokers = broker_table(r.out);
     REQUIRE(brokers.size() == 3);
-    CHECK(brokers[std::to_string(solo_broker)] == "fenced idle");  // a crash releases the lock
+    CHECK(brokers[fmt::format("{}", solo_broker)] == "fenced idle");  // a crash releases the lock
     auto rows = partition_table(r.out);
     REQUIRE(rows.size() == 3);
     check_row(rows["orders-0"], o0);
     check_row(rows["orders-1"], o1);
     check_row(rows["solo-0"], s0);
-    CHECK(rows["orders-0"].isr.find(std::to_string(solo_broker)) == std::string::npos);
+    CHECK(rows["orders-0"].isr.find(fmt::format("{}", solo_broker)) == std::string::npos);
     CHECK(rows["orders-0"].hw == "7");
     CHECK(rows["orders-0"].leo == "7");
     CHECK(rows["orders-0"].marker == "UNDER-REPLICATED");
@@ -241,7 +241,7 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     check_text(r);
     auto brokers = broker_table(r.out);
     for (std::int32_t id : {1, 2, 3})
-      if (id != solo_broker) CHECK(brokers[std::to_string(id)] == "alive in-use");
+      if (id != solo_broker.value()) CHECK(brokers[std::to_string(id)] == "alive in-use");
     CHECK(contains(r.err, "note: a running process owns the data directory of brokers"));
     CHECK(tree(f.root) == before);
     // The cluster goes on: its locks were never taken.
@@ -249,7 +249,7 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     REQUIRE_OK(f.c->restart_broker(solo_broker));
     f.steps(60);
     auto again = partition_table(describe(f.root).out);
-    CHECK(again["solo-0"].leader == std::to_string(solo_broker));
+    CHECK(again["solo-0"].leader == fmt::format("{}", solo_broker));
     CHECK(again["solo-0"].marker.empty());
     CHECK(again["orders-1"].hw == "4");
   }
@@ -273,26 +273,26 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
       CHECK(doc["cluster"].str == f.root.string());
       REQUIRE(doc["brokers"].items.size() == 3);
       for (const auto& b : doc["brokers"].items) {
-        CHECK(b["state"].str == (b["id"].number == solo_broker ? "fenced" : "alive"));
+        CHECK(b["state"].str == (b["id"].number == solo_broker.value() ? "fenced" : "alive"));
         CHECK(b["data_dir"].str == "idle");
       }
       const auto& ps = doc["partitions"].items;
       REQUIRE(ps.size() == 3);
       CHECK(ps[0]["topic"].str == "orders");
       CHECK(ps[0]["partition"].number == 0);
-      CHECK(ps[0]["leader"].number == o0.leader);
-      CHECK(ps[0]["leader_epoch"].number == o0.leader_epoch);
+      CHECK(ps[0]["leader"].number == o0.leader.value());
+      CHECK(ps[0]["leader_epoch"].number == o0.leader_epoch.value());
       CHECK(ps[0]["high_watermark"].number == 7);
       CHECK(ps[0]["high_watermark_from"].str == "leader");
       CHECK(ps[0]["log_end_offset"].number == 7);
       REQUIRE(ps[0]["isr"].items.size() == o0.isr.size());
-      for (std::size_t i = 0; i < o0.isr.size(); ++i) CHECK(ps[0]["isr"].items[i].number == o0.isr[i]);
+      for (std::size_t i = 0; i < o0.isr.size(); ++i) CHECK(ps[0]["isr"].items[i].number == o0.isr[i].value());
       CHECK(ps[1]["partition"].number == 1);
       CHECK(ps[2]["topic"].str == "solo");
       CHECK(ps[2]["leader"].kind == json::null_v);
       CHECK(ps[2]["high_watermark"].number == 4);
       CHECK(ps[2]["high_watermark_from"].str == "replica");
-      CHECK(ps[2]["high_watermark_broker"].number == solo_broker);
+      CHECK(ps[2]["high_watermark_broker"].number == solo_broker.value());
       CHECK(ps[2]["log_end_offset"].kind == json::null_v);
       CHECK(doc["summary"]["partitions"].number == 3);
       CHECK(doc["summary"]["under_replicated"].number == 2);
@@ -321,7 +321,7 @@ TEST_CASE("cluster --describe: an empty cluster, a missing checkpoint", "[tools]
 
   SECTION("a damaged checkpoint is reported, and the rest still described") {
     REQUIRE_OK(f.c->close());
-    const auto leader = std::to_string(f.state("fresh", 0).leader);
+    const auto leader = fmt::format("{}", f.state("fresh", 0).leader);
     std::ofstream(f.root / ("broker-" + leader) / "fresh-0" / "replication-offset-checkpoint") << "0\n1\nfresh 0 x\n";
     auto bad = describe(f.root);
     CHECK(bad.exit_code == 1);

@@ -90,10 +90,10 @@ namespace {
 /// What the description shows of one partition.
 struct partition_row {
   std::string topic;
-  std::int32_t partition = 0;
+  partition_id partition{0};
   partition_state state;
   std::optional<offset> high_watermark;
-  std::optional<std::int32_t> hw_broker;  ///< whose checkpoint high_watermark is
+  std::optional<broker_id> hw_broker;  ///< whose checkpoint high_watermark is
   std::optional<offset> log_end;
 };
 
@@ -108,16 +108,16 @@ class cluster_reader {
  public:
   explicit cluster_reader(fs::path root) : root_(std::move(root)) {}
 
-  fs::path broker_dir(std::int32_t id) const { return root_ / fmt::format("broker-{}", id); }
+  fs::path broker_dir(broker_id id) const { return root_ / fmt::format("broker-{}", id); }
 
   /// The high watermark broker `id` last checkpointed for topic-p; nullopt without a
   /// checkpoint (a broker checkpoints after its first interval or on a clean stop).
-  std::optional<offset> checkpointed_hw(std::int32_t id, const std::string& topic, std::int32_t p) {
+  std::optional<offset> checkpointed_hw(broker_id id, const std::string& topic, partition_id p) {
     const fs::path file = broker_dir(id) / fmt::format("{}-{}", topic, p) / partition_files::replication_offset_checkpoint;
     auto lines = read_checkpoint(file, 3);
     if (!lines) return problem(lines.error()), std::nullopt;
     for (const auto& l : *lines) {
-      if (l[0] != topic || l[1] != std::to_string(p)) continue;
+      if (l[0] != topic || l[1] != std::to_string(p.value())) continue;
       auto v = parse_checkpoint_int<std::int64_t>(file, l[2]);
       if (!v) return problem(v.error()), std::nullopt;
       return offset(*v);
@@ -128,10 +128,10 @@ class cluster_reader {
   }
 
   /// The end of broker `id`'s log of topic-p, through a read-only open of its data directory.
-  std::optional<offset> log_end(std::int32_t id, const std::string& topic, std::int32_t p) {
+  std::optional<offset> log_end(broker_id id, const std::string& topic, partition_id p) {
     data_dir* dd = open_broker(id);
     if (dd == nullptr) return std::nullopt;
-    auto part = dd->get_partition(topic, partition_id(p));
+    auto part = dd->get_partition(topic, p);
     if (!part) {
       problem(brook::error(part.error().code(),
                            fmt::format("{}: {}-{}: {}", dd->path().string(), topic, p, part.error().message())));
@@ -141,7 +141,7 @@ class cluster_reader {
   }
 
   /// "in-use", "idle" or "missing" for broker `id`'s data directory.
-  std::optional<std::string> data_dir_state(std::int32_t id) {
+  std::optional<std::string> data_dir_state(broker_id id) {
     std::error_code ec;
     if (!fs::is_directory(broker_dir(id), ec)) return "missing";
     auto in_use = dir_in_use(broker_dir(id));
@@ -155,7 +155,7 @@ class cluster_reader {
  private:
   /// Broker `id`'s data directory opened read-only, once; null (and a problem, once) when
   /// it cannot be opened.
-  data_dir* open_broker(std::int32_t id) {
+  data_dir* open_broker(broker_id id) {
     auto it = dirs_.find(id);
     if (it != dirs_.end()) return it->second.get();
     std::unique_ptr<data_dir> d;
@@ -176,11 +176,11 @@ class cluster_reader {
   }
 
   fs::path root_;
-  std::map<std::int32_t, std::unique_ptr<data_dir>> dirs_;
+  std::map<broker_id, std::unique_ptr<data_dir>> dirs_;
   std::vector<brook::error> problems_;
 };
 
-std::string ids_text(const std::vector<std::int32_t>& ids) {
+std::string ids_text(const std::vector<broker_id>& ids) {
   return ids.empty() ? "-" : fmt::format("{}", fmt::join(ids, ","));
 }
 
@@ -195,7 +195,7 @@ std::string json_opt(const std::optional<T>& v) {
     return fmt::format("{}", *v);
 }
 
-std::string json_ids(const std::vector<std::int32_t>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
+std::string json_ids(const std::vector<broker_id>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
 
 std::string markers(const partition_state& s) {
   std::string m;
@@ -213,7 +213,7 @@ std::string text_output(const fs::path& root, const cluster_image& img, offset m
   } else {
     std::vector<std::vector<std::string>> t{{"BROKER", "EPOCH", "STATE", "DATA-DIR"}};
     for (const auto& b : brokers)
-      t.push_back({std::to_string(b.reg.id), std::to_string(b.reg.epoch), b.reg.fenced ? "fenced" : "alive",
+      t.push_back({fmt::format("{}", b.reg.id), std::to_string(b.reg.epoch), b.reg.fenced ? "fenced" : "alive",
                    b.data_dir.value_or("?")});
     out += table_text(t);
   }
@@ -236,8 +236,8 @@ std::string text_output(const fs::path& root, const cluster_image& img, offset m
             fmt::format("* {}-{} has no leader: the highest high watermark its replicas checkpointed (broker {}'s).\n",
                         r.topic, r.partition, *r.hw_broker);
       }
-      t.push_back({r.topic, std::to_string(r.partition), s.has_leader() ? std::to_string(s.leader) : "none",
-                   std::to_string(s.leader_epoch), ids_text(s.replicas), ids_text(s.isr), hw, opt_text(r.log_end),
+      t.push_back({r.topic, fmt::format("{}", r.partition), s.has_leader() ? fmt::format("{}", s.leader) : "none",
+                   fmt::format("{}", s.leader_epoch), ids_text(s.replicas), ids_text(s.isr), hw, opt_text(r.log_end),
                    markers(s)});
     }
     out += table_text(t);
@@ -278,7 +278,7 @@ std::string json_output(const fs::path& root, const cluster_image& img, offset m
         ",\"partition\":{},\"leader\":{},\"leader_epoch\":{},\"partition_epoch\":{},\"replicas\":{},\"isr\":{},"
         "\"high_watermark\":{},\"high_watermark_from\":{},\"high_watermark_broker\":{},\"log_end_offset\":{},"
         "\"under_replicated\":{},\"offline\":{}}}",
-        r.partition, s.has_leader() ? std::to_string(s.leader) : "null", s.leader_epoch, s.partition_epoch,
+        r.partition, s.has_leader() ? fmt::format("{}", s.leader) : "null", s.leader_epoch, s.partition_epoch,
         json_ids(s.replicas), json_ids(s.isr), json_opt(r.high_watermark), from,
         r.high_watermark ? json_opt(r.hw_broker) : "null", json_opt(r.log_end), s.under_replicated(), s.offline());
   }
@@ -306,7 +306,7 @@ int describe_cluster(const fs::path& root, bool json) {
 
   cluster_reader reader(root);
   std::vector<broker_row> brokers;
-  std::vector<std::int32_t> running;
+  std::vector<broker_id> running;
   for (const auto& [id, reg] : img->brokers()) {
     brokers.push_back({reg, reader.data_dir_state(id)});
     if (brokers.back().data_dir == "in-use") running.push_back(id);
@@ -316,7 +316,7 @@ int describe_cluster(const fs::path& root, bool json) {
     for (std::size_t i = 0; i < t.partitions.size(); ++i) {
       partition_row r;
       r.topic = name;
-      r.partition = static_cast<std::int32_t>(i);
+      r.partition = partition_id(static_cast<std::int32_t>(i));
       r.state = t.partitions[i];
       if (r.state.has_leader()) {
         r.high_watermark = reader.checkpointed_hw(r.state.leader, name, r.partition);
@@ -324,7 +324,7 @@ int describe_cluster(const fs::path& root, bool json) {
         r.log_end = reader.log_end(r.state.leader, name, r.partition);
       } else {
         // Offline: what the replicas committed, the best any of them knows.
-        for (std::int32_t b : r.state.replicas) {
+        for (broker_id b : r.state.replicas) {
           std::error_code e2;
           if (!fs::is_directory(reader.broker_dir(b) / fmt::format("{}-{}", name, i), e2)) continue;
           auto hw = reader.checkpointed_hw(b, name, r.partition);

@@ -39,6 +39,12 @@ class strong_int {
   constexpr strong_int& operator++() noexcept { ++v_; return *this; }
   constexpr strong_int operator++(int) noexcept { auto t = *this; ++v_; return t; }
 
+  /// Streams the number (any std::basic_ostream; no <ostream> needed here).
+  template <typename Os>
+  friend auto operator<<(Os& os, strong_int v) -> decltype(os << Rep{}) {
+    return os << v.v_;
+  }
+
  private:
   Rep v_{};
 };

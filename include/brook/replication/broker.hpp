@@ -55,7 +55,7 @@
 namespace brook {
 
 struct broker_config {
-  std::int32_t id = 0;
+  broker_id id{0};
   /// replica.lag.time.max.ms and the other per-replica settings.
   replica_config replica{};
   /// min.insync.replicas: with acks=all, the ISR size below which appends are refused
@@ -70,17 +70,17 @@ struct broker_config {
 /// A change of ISR the leader asks the controller for (Kafka: AlterPartition request).
 struct isr_proposal {
   std::string topic;
-  std::int32_t partition = 0;
-  std::int32_t leader_epoch = 0;
+  partition_id partition{0};
+  brook::leader_epoch leader_epoch{0};
   std::int32_t partition_epoch = 0;
-  std::vector<std::int32_t> isr;
+  std::vector<broker_id> isr;
 };
 
 /// A partition this broker follows, and from whom.
 struct followed_partition {
   std::string topic;
-  std::int32_t partition = 0;
-  std::int32_t leader = -1;
+  partition_id partition{0};
+  broker_id leader{-1};
   std::shared_ptr<partition_replica> replica;
   bool needs_truncation = true;  ///< run the OffsetsForLeaderEpoch loop before fetching
 };
@@ -96,7 +96,7 @@ class broker {
   /// partition's high watermark from its checkpoint (0 without one). Roles come with the
   /// first apply(). Errors: the data directory's, kafka_storage_error (a bad checkpoint).
   static result<std::unique_ptr<broker>> open(const std::filesystem::path& dir, broker_config cfg) {
-    if (cfg.id < 0) return make_error(errc::invalid_argument, "broker id {} is negative", cfg.id);
+    if (cfg.id.value() < 0) return make_error(errc::invalid_argument, "broker id {} is negative", cfg.id);
     if (cfg.min_insync_replicas < 1)
       return make_error(errc::invalid_config, "min.insync.replicas must be at least 1, not {}", cfg.min_insync_replicas);
     if (!cfg.dir.defaults.clock) cfg.dir.defaults.clock = make_system_clock();
@@ -118,19 +118,19 @@ class broker {
     return b;
   }
 
-  std::int32_t id() const noexcept { return cfg_.id; }
+  broker_id id() const noexcept { return cfg_.id; }
   const broker_config& config() const noexcept { return cfg_; }
   /// The broker's data directory: consumers read a partition here up to its high watermark.
   data_dir& dir() noexcept { return *dd_; }
   timestamp_ms now() const { return cfg_.dir.defaults.clock->now_ms(); }
 
   /// The replica of topic-p on this broker, or null.
-  std::shared_ptr<partition_replica> replica(const std::string& topic, std::int32_t p) const {
+  std::shared_ptr<partition_replica> replica(const std::string& topic, partition_id p) const {
     std::lock_guard l(mu_);
     auto it = replicas_.find({topic, p});
     return it == replicas_.end() ? nullptr : it->second.replica;
   }
-  std::optional<offset> log_end_offset(const std::string& topic, std::int32_t p) const {
+  std::optional<offset> log_end_offset(const std::string& topic, partition_id p) const {
     auto r = replica(topic, p);
     if (!r) return std::nullopt;
     return r->log_end_offset();
@@ -187,31 +187,31 @@ class broker {
     for (std::int32_t p = 0; p < n; ++p) {
       const auto& ps = ts.partitions[static_cast<std::size_t>(p)];
       if (std::find(ps.replicas.begin(), ps.replicas.end(), cfg_.id) == ps.replicas.end()) continue;
-      auto r = apply_partition_locked(img, name, p, ps, t);
+      auto r = apply_partition_locked(img, name, partition_id(p), ps, t);
       if (!r && first) first = r.error();
     }
     return first;
   }
 
-  result<void> apply_partition_locked(const cluster_image& img, const std::string& name, std::int32_t p,
+  result<void> apply_partition_locked(const cluster_image& img, const std::string& name, partition_id p,
                                       const partition_state& ps, timestamp_ms t) {
     auto& sl = replicas_[{name, p}];
     if (!sl.replica) {
-      auto part = dd_->get_partition(name, partition_id(p));
+      auto part = dd_->get_partition(name, p);
       if (!part) return part.error();
       auto r = partition_replica::open(cfg_.id, std::move(*part), cfg_.replica);
       if (!r) return r.error();
       sl.replica = std::shared_ptr<partition_replica>(std::move(*r));
     }
     auto& rep = *sl.replica;
-    const leader_epoch epoch{ps.leader_epoch};
+    const leader_epoch epoch = ps.leader_epoch;
     if (ps.leader == cfg_.id) {
       if (rep.role() != replica_role::leader || rep.current_leader_epoch() < epoch) {
         BROOK_TRY(rep.become_leader(epoch, ps.isr, ps.replicas, t));
       } else if (ps.partition_epoch > sl.partition_epoch && rep.isr() != ps.isr) {
         BROOK_TRY(rep.set_isr(ps.isr, t));
       }
-      std::vector<std::int32_t> fenced;
+      std::vector<broker_id> fenced;
       for (auto r : ps.replicas) {
         const auto* b = img.broker(r);
         if (!b || b->fenced) fenced.push_back(r);
@@ -247,7 +247,7 @@ class broker {
   /// min.insync.replicas; request_timed_out after `timeout`; not_leader_or_follower if
   /// leadership moves first). Errors through cb: not_leader_or_follower,
   /// unknown_topic_or_partition, the log's (corrupt_message, record_too_large, ...).
-  void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batches, acks_mode acks,
+  void produce(const std::string& topic, partition_id p, std::span<std::byte> batches, acks_mode acks,
                std::chrono::milliseconds timeout, append_callback cb) {
     auto rep = replica(topic, p);
     if (!rep) {
@@ -292,7 +292,7 @@ class broker {
 
   /// A follower's fetch (partition_replica::fetch_as_leader); completes delayed produces the
   /// moved high watermark satisfies. Errors: unknown_topic_or_partition, the replica's.
-  result<replica_fetch_response> fetch(const std::string& topic, std::int32_t p, const replica_fetch_request& req) {
+  result<replica_fetch_response> fetch(const std::string& topic, partition_id p, const replica_fetch_request& req) {
     auto rep = replica(topic, p);
     if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
     const timestamp_ms t = now();
@@ -302,7 +302,7 @@ class broker {
   }
 
   /// OffsetsForLeaderEpoch on this broker as leader of topic-p.
-  result<epoch_end_offset> offsets_for_leader_epoch(const std::string& topic, std::int32_t p, leader_epoch current,
+  result<epoch_end_offset> offsets_for_leader_epoch(const std::string& topic, partition_id p, leader_epoch current,
                                                     leader_epoch requested) const {
     auto rep = replica(topic, p);
     if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
@@ -325,7 +325,7 @@ class broker {
       for (auto id : s.replica->maybe_expand_isr()) next.push_back(id);
       std::sort(next.begin(), next.end());
       std::sort(isr.begin(), isr.end());
-      if (next != isr) out.push_back({key.first, key.second, s.leader_epoch, s.partition_epoch, std::move(next)});
+      if (next != isr) out.push_back({key.topic, key.partition, s.leader_epoch, s.partition_epoch, std::move(next)});
     }
     return out;
   }
@@ -338,12 +338,12 @@ class broker {
     std::lock_guard l(mu_);
     for (const auto& [key, s] : replicas_)
       if (s.replica && s.replica->role() == replica_role::follower)
-        out.push_back({key.first, key.second, s.leader, s.replica, s.needs_truncation});
+        out.push_back({key.topic, key.partition, s.leader, s.replica, s.needs_truncation});
     return out;
   }
 
   /// The fetcher finished the truncation step of topic-p for the epoch it fetched in.
-  void truncation_done(const std::string& topic, std::int32_t p, leader_epoch epoch) {
+  void truncation_done(const std::string& topic, partition_id p, leader_epoch epoch) {
     std::lock_guard l(mu_);
     auto it = replicas_.find({topic, p});
     if (it != replicas_.end() && it->second.replica && it->second.replica->current_leader_epoch() == epoch)
@@ -388,7 +388,7 @@ class broker {
     for (const auto& r : reps) {
       const auto& part = *r->part();
       const std::int64_t hw = part.high_watermark().value();
-      auto key = std::pair{part.topic(), part.id().value()};
+      auto key = topic_partition{part.topic(), part.id()};
       auto it = written_hw_.find(key);
       if (it != written_hw_.end() && it->second == hw) continue;
       BROOK_TRY(write_checkpoint(part.log().dir() / partition_files::replication_offset_checkpoint,
@@ -450,16 +450,16 @@ class broker {
  private:
   struct slot {
     std::shared_ptr<partition_replica> replica;
-    std::int32_t leader = -1;
-    std::int32_t leader_epoch = -1;
+    broker_id leader{-1};
+    brook::leader_epoch leader_epoch{-1};
     std::int32_t partition_epoch = -1;
     std::int32_t isr_size = 0;
     bool needs_truncation = true;
-    std::map<std::int32_t, std::int64_t> broker_epochs;  // leader: the replicas' broker epochs last seen
+    std::map<broker_id, std::int64_t> broker_epochs;  // leader: the replicas' broker epochs last seen
   };
   struct delayed_produce {
     std::string topic;
-    std::int32_t partition;
+    partition_id partition;
     std::shared_ptr<partition_replica> replica;
     append_result appended;
     leader_epoch epoch;  // the leader epoch the batch was appended in
@@ -523,7 +523,7 @@ class broker {
   std::unique_ptr<data_dir> dd_;
   const broker_config cfg_;
   mutable std::mutex mu_;  // guards replicas_, delayed_, closed_, stopped_, last_hw_checkpoint_
-  std::map<std::pair<std::string, std::int32_t>, slot> replicas_;
+  std::map<topic_partition, slot> replicas_;
   std::vector<delayed_produce> delayed_;
   timestamp_ms last_hw_checkpoint_ = 0;
   std::uint64_t applied_version_ = 0;
@@ -532,7 +532,7 @@ class broker {
   // append raced them completes with instead of waiting (see produce()).
   std::optional<brook::error> stopped_;
   std::mutex ckpt_mu_;  // serialises checkpoint writers; guards written_hw_
-  std::map<std::pair<std::string, std::int32_t>, std::int64_t> written_hw_;
+  std::map<topic_partition, std::int64_t> written_hw_;
 };
 
 }  // namespace brook

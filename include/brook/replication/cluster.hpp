@@ -67,7 +67,7 @@ namespace brook {
 
 struct cluster_config {
   /// Broker ids, in the order placement uses them. Default 1, 2, 3.
-  std::vector<std::int32_t> broker_ids{1, 2, 3};
+  std::vector<broker_id> broker_ids{broker_id{1}, broker_id{2}, broker_id{3}};
   /// The settings every broker gets (its id is filled in): min.insync.replicas,
   /// replica.lag.time.max.ms, log defaults and the clock (dir.defaults.clock).
   broker_config broker{};
@@ -90,7 +90,7 @@ enum class crash_mode {
 /// One partition as describe() reports it.
 struct partition_view {
   std::string topic;
-  std::int32_t partition = 0;
+  partition_id partition{0};
   partition_state state;
   std::optional<offset> high_watermark;  ///< the leader's; none when offline or unreachable
   std::optional<offset> log_end_offset;  ///< the leader's
@@ -130,7 +130,7 @@ class cluster {
   brook::controller& controller() noexcept { return *ctl_; }
   std::shared_ptr<const cluster_image> image() const { return ctl_->image(); }
   const std::filesystem::path& root() const noexcept { return root_; }
-  static std::filesystem::path broker_dir(const std::filesystem::path& root, std::int32_t id) {
+  static std::filesystem::path broker_dir(const std::filesystem::path& root, broker_id id) {
     return root / fmt::format("broker-{}", id);
   }
   timestamp_ms now() const { return clock().now_ms(); }
@@ -138,13 +138,13 @@ class cluster {
   notifier& data_notifier() noexcept { return data_; }
 
   /// The broker `id` when it runs (null when stopped or crashed).
-  std::shared_ptr<brook::broker> broker(std::int32_t id) const {
+  std::shared_ptr<brook::broker> broker(broker_id id) const {
     std::lock_guard l(mu_);
     auto it = nodes_.find(id);
     return it == nodes_.end() ? nullptr : it->second.b;
   }
-  bool running(std::int32_t id) const { return broker(id) != nullptr; }
-  bool isolated(std::int32_t id) const {
+  bool running(broker_id id) const { return broker(id) != nullptr; }
+  bool isolated(broker_id id) const {
     std::lock_guard l(mu_);
     auto it = nodes_.find(id);
     return it != nodes_.end() && it->second.isolated;
@@ -159,8 +159,8 @@ class cluster {
   }
 
   /// kafka-leader-election.sh, then the brokers are told.
-  result<std::map<std::pair<std::string, std::int32_t>, result<void>>> elect_leaders(
-      election_type type, const std::vector<std::pair<std::string, std::int32_t>>& which = {}) {
+  result<std::map<topic_partition, result<void>>> elect_leaders(election_type type,
+                                                                 const std::vector<topic_partition>& which = {}) {
     auto r = ctl_->elect_leaders(type, which);
     if (!r) return r;
     BROOK_TRY(propagate());
@@ -175,7 +175,7 @@ class cluster {
       for (std::size_t i = 0; i < t.partitions.size(); ++i) {
         partition_view v;
         v.topic = name;
-        v.partition = static_cast<std::int32_t>(i);
+        v.partition = partition_id(static_cast<std::int32_t>(i));
         v.state = t.partitions[i];
         if (auto b = v.state.has_leader() ? broker(v.state.leader) : nullptr)
           if (auto r = b->replica(name, v.partition)) {
@@ -192,7 +192,7 @@ class cluster {
   /// Sends one batch to topic-p's leader; `done` gets the append's offsets or an error:
   /// unknown_topic_or_partition, leader_not_available (offline), broker_not_available
   /// (the leader is down or isolated), the leader's (not_enough_replicas, ...).
-  void produce(const std::string& topic, std::int32_t p, std::span<std::byte> batch, acks_mode acks,
+  void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                std::chrono::milliseconds timeout, append_callback done) {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
@@ -216,7 +216,7 @@ class cluster {
 
   /// Reads topic-p from its leader, from `start`, up to the high watermark: what a consumer
   /// may see. Errors: as produce(), and the log's (offset_out_of_range).
-  result<log_slice> fetch(const std::string& topic, std::int32_t p, offset start, std::size_t max_bytes = 1 << 20) const {
+  result<log_slice> fetch(const std::string& topic, partition_id p, offset start, std::size_t max_bytes = 1 << 20) const {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
     if (!ps) return make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p);
@@ -234,7 +234,7 @@ class cluster {
   // ------------------------------------------------------------------ failures
 
   /// A clean shutdown: the broker is fenced first (its leaderships move), then closed.
-  result<void> stop_broker(std::int32_t id) {
+  result<void> stop_broker(broker_id id) {
     auto b = take(id);
     if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
     auto f = ctl_->fence_broker(id);
@@ -247,7 +247,7 @@ class cluster {
 
   /// A crash; see crash_mode. `seed` picks the cut of random_byte. The controller finds out
   /// by the session timeout (or a restart's re-registration).
-  result<void> crash_broker(std::int32_t id, crash_mode mode, std::uint64_t seed = 0) {
+  result<void> crash_broker(broker_id id, crash_mode mode, std::uint64_t seed = 0) {
     auto b = take(id);
     if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
     // What was flushed, per partition directory, before the crash.
@@ -268,7 +268,7 @@ class cluster {
   }
 
   /// Starts a stopped or crashed broker (or restarts a running one after a clean stop).
-  result<void> restart_broker(std::int32_t id) {
+  result<void> restart_broker(broker_id id) {
     {
       std::lock_guard l(mu_);
       auto it = nodes_.find(id);
@@ -304,12 +304,12 @@ class cluster {
   }
 
   /// Cuts broker `id` off from the controller, the other brokers and clients.
-  void isolate(std::int32_t id) { set_isolated(id, true); }
+  void isolate(broker_id id) { set_isolated(id, true); }
   /// Ends an isolation.
-  void heal(std::int32_t id) { set_isolated(id, false); }
+  void heal(broker_id id) { set_isolated(id, false); }
 
   /// A slow follower: broker `id` fetches at most once per `delay` (0 = normal).
-  void set_fetch_delay(std::int32_t id, std::chrono::milliseconds delay) {
+  void set_fetch_delay(broker_id id, std::chrono::milliseconds delay) {
     std::lock_guard l(mu_);
     if (auto it = nodes_.find(id); it != nodes_.end()) it->second.fetch_delay_ms = delay.count();
   }
@@ -430,7 +430,7 @@ class cluster {
 
   cluster(std::filesystem::path root, cluster_config cfg, std::unique_ptr<brook::controller> ctl)
       : root_(std::move(root)), cfg_(std::move(cfg)), ctl_(std::move(ctl)) {
-    ctl_->set_log_end_probe([this](std::int32_t id, const std::string& topic, std::int32_t p) -> std::optional<offset> {
+    ctl_->set_log_end_probe([this](broker_id id, const std::string& topic, partition_id p) -> std::optional<offset> {
       auto b = reachable(id);
       if (!b) return std::nullopt;
       return b->log_end_offset(topic, p);
@@ -440,7 +440,7 @@ class cluster {
 
   const brook::clock& clock() const { return *cfg_.broker.dir.defaults.clock; }
 
-  std::shared_ptr<brook::broker> reachable(std::int32_t id) const {
+  std::shared_ptr<brook::broker> reachable(broker_id id) const {
     std::lock_guard l(mu_);
     auto it = nodes_.find(id);
     if (it == nodes_.end() || it->second.isolated) return nullptr;
@@ -448,7 +448,7 @@ class cluster {
   }
 
   replica_fetcher::connect_fn connector() {
-    return [this](std::int32_t from, std::int32_t to) -> result<std::shared_ptr<brook::broker>> {
+    return [this](broker_id from, broker_id to) -> result<std::shared_ptr<brook::broker>> {
       if (isolated(from)) return make_error(errc::broker_not_available, "broker {} is isolated", from);
       auto b = reachable(to);
       if (!b) return make_error(errc::broker_not_available, "broker {} is not reachable from {}", to, from);
@@ -456,7 +456,7 @@ class cluster {
     };
   }
 
-  std::shared_ptr<brook::broker> take(std::int32_t id) {
+  std::shared_ptr<brook::broker> take(broker_id id) {
     std::shared_ptr<brook::broker> b;
     std::thread t;
     {
@@ -474,7 +474,7 @@ class cluster {
     return b;
   }
 
-  void set_isolated(std::int32_t id, bool v) {
+  void set_isolated(broker_id id, bool v) {
     {
       std::lock_guard l(mu_);
       if (auto it = nodes_.find(id); it != nodes_.end()) it->second.isolated = v;
@@ -484,7 +484,7 @@ class cluster {
 
   /// Registers a running broker (a new broker epoch), gives it the metadata so its replicas
   /// exist before it can lead, then heartbeats to unfence it.
-  result<void> register_node(std::int32_t id) {
+  result<void> register_node(broker_id id) {
     auto epoch = ctl_->register_broker(id);
     if (!epoch) return epoch.error();
     {
@@ -510,8 +510,8 @@ class cluster {
       if (!r && first) first = r.error();
     };
     const timestamp_ms t = now();
-    std::vector<std::pair<std::int32_t, std::int64_t>> beats;
-    std::vector<std::int32_t> unregistered;
+    std::vector<std::pair<broker_id, std::int64_t>> beats;
+    std::vector<broker_id> unregistered;
     {
       std::lock_guard l(mu_);
       for (auto& [id, n] : nodes_) {
@@ -573,13 +573,13 @@ class cluster {
     return ok();
   }
 
-  void start_fetcher_thread(std::int32_t id) {
+  void start_fetcher_thread(broker_id id) {
     std::lock_guard sl(step_mu_);
     if (running_.load()) start_fetcher_thread_locked(id);
   }
 
   // REQUIRES: step_mu_ held and running_.
-  void start_fetcher_thread_locked(std::int32_t id) {
+  void start_fetcher_thread_locked(broker_id id) {
     std::lock_guard l(mu_);
     auto& n = nodes_.at(id);
     if (!n.b || n.thread.joinable()) return;
@@ -706,7 +706,7 @@ class cluster {
   const cluster_config cfg_;
   std::unique_ptr<brook::controller> ctl_;
   mutable std::mutex mu_;  // guards nodes_ and next_shrink_check_; never held while calling the controller or a broker
-  std::map<std::int32_t, node> nodes_;
+  std::map<broker_id, node> nodes_;
   timestamp_ms next_shrink_check_ = 0;
   std::optional<brook::error> last_error_;
   notifier data_;
@@ -736,7 +736,7 @@ class cluster_target final : public produce_target {
   timestamp_ms now_ms() const override { return c_.now(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                std::chrono::milliseconds request_timeout, append_callback done) override {
-    c_.produce(topic, p.value(), batch, acks, request_timeout, std::move(done));
+    c_.produce(topic, p, batch, acks, request_timeout, std::move(done));
   }
 
  private:

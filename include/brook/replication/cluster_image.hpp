@@ -73,7 +73,7 @@ namespace brook {
 
 /// A registered broker. Alive = registered and not fenced.
 struct broker_registration {
-  std::int32_t id = 0;
+  broker_id id{0};
   std::int64_t epoch = 0;
   uuid incarnation_id;
   bool fenced = true;
@@ -86,12 +86,12 @@ struct broker_registration {
 
 /// One partition's replication state (Kafka's PartitionRegistration, without ELR/directories).
 struct partition_state {
-  std::vector<std::int32_t> replicas;  ///< preferred order: replicas[0] is the preferred leader
-  std::vector<std::int32_t> isr;
-  std::vector<std::int32_t> removing_replicas;
-  std::vector<std::int32_t> adding_replicas;
-  std::int32_t leader = metadata::no_leader;
-  std::int32_t leader_epoch = 0;
+  std::vector<broker_id> replicas;  ///< preferred order: replicas[0] is the preferred leader
+  std::vector<broker_id> isr;
+  std::vector<broker_id> removing_replicas;
+  std::vector<broker_id> adding_replicas;
+  broker_id leader = metadata::no_leader;
+  brook::leader_epoch leader_epoch{0};
   std::int32_t partition_epoch = 0;
   std::int8_t leader_recovery_state = 0;  ///< 1 while recovering from an unclean election
   std::int32_t controller_epoch = -1;     ///< controller epoch that created or last changed it
@@ -111,12 +111,6 @@ struct topic_state {
   uuid id;
   std::vector<partition_state> partitions;  ///< index = partition id
   friend bool operator==(const topic_state&, const topic_state&) = default;
-};
-
-struct topic_partition_ref {
-  std::string topic;
-  std::int32_t partition = 0;
-  friend bool operator==(const topic_partition_ref&, const topic_partition_ref&) = default;
 };
 
 class cluster_image {
@@ -148,14 +142,14 @@ class cluster_image {
   /// -1 until the first batch.
   std::int32_t controller_epoch() const noexcept { return controller_epoch_; }
 
-  const std::map<std::int32_t, broker_registration>& brokers() const noexcept { return brokers_; }
-  const broker_registration* broker(std::int32_t id) const {
+  const std::map<broker_id, broker_registration>& brokers() const noexcept { return brokers_; }
+  const broker_registration* broker(broker_id id) const {
     auto it = brokers_.find(id);
     return it == brokers_.end() ? nullptr : &it->second;
   }
   /// Ids of registered, unfenced brokers, ascending.
-  std::vector<std::int32_t> alive_brokers() const {
-    std::vector<std::int32_t> out;
+  std::vector<broker_id> alive_brokers() const {
+    std::vector<broker_id> out;
     for (const auto& [id, b] : brokers_)
       if (b.alive()) out.push_back(id);
     return out;
@@ -171,16 +165,16 @@ class cluster_image {
     auto it = names_.find(id);
     return it == names_.end() ? nullptr : topic(it->second);
   }
-  const partition_state* partition(std::string_view topic_name, std::int32_t p) const {
+  const partition_state* partition(std::string_view topic_name, partition_id p) const {
     const topic_state* t = topic(topic_name);
-    if (t == nullptr || p < 0 || static_cast<std::size_t>(p) >= t->partitions.size()) return nullptr;
-    return &t->partitions[static_cast<std::size_t>(p)];
+    if (t == nullptr || p.value() < 0 || static_cast<std::size_t>(p.value()) >= t->partitions.size()) return nullptr;
+    return &t->partitions[static_cast<std::size_t>(p.value())];
   }
 
-  std::vector<topic_partition_ref> offline_partitions() const {
+  std::vector<topic_partition> offline_partitions() const {
     return select([](const partition_state& p) { return p.offline(); });
   }
-  std::vector<topic_partition_ref> under_replicated_partitions() const {
+  std::vector<topic_partition> under_replicated_partitions() const {
     return select([](const partition_state& p) { return p.under_replicated(); });
   }
 
@@ -193,15 +187,15 @@ class cluster_image {
   }
 
   template <typename Pred>
-  std::vector<topic_partition_ref> select(Pred pred) const {
-    std::vector<topic_partition_ref> out;
+  std::vector<topic_partition> select(Pred pred) const {
+    std::vector<topic_partition> out;
     for (const auto& [name, t] : topics_)
       for (std::size_t i = 0; i < t.partitions.size(); ++i)
-        if (pred(t.partitions[i])) out.push_back({name, static_cast<std::int32_t>(i)});
+        if (pred(t.partitions[i])) out.push_back({name, partition_id(static_cast<std::int32_t>(i))});
     return out;
   }
 
-  result<broker_registration*> registered(std::string_view what, std::int32_t id, std::int64_t epoch) {
+  result<broker_registration*> registered(std::string_view what, broker_id id, std::int64_t epoch) {
     auto it = brokers_.find(id);
     if (it == brokers_.end()) return refuse("{}: no broker {} is registered", what, id);
     if (it->second.epoch != epoch)
@@ -217,20 +211,20 @@ class cluster_image {
     });
   }
 
-  static bool distinct(const std::vector<std::int32_t>& v) {
-    std::set<std::int32_t> s(v.begin(), v.end());
+  static bool distinct(const std::vector<broker_id>& v) {
+    std::set<broker_id> s(v.begin(), v.end());
     return s.size() == v.size();
   }
-  static bool subset(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& of) {
+  static bool subset(const std::vector<broker_id>& a, const std::vector<broker_id>& of) {
     return std::all_of(a.begin(), a.end(),
-                       [&](std::int32_t x) { return std::find(of.begin(), of.end(), x) != of.end(); });
+                       [&](broker_id x) { return std::find(of.begin(), of.end(), x) != of.end(); });
   }
 
   /// The invariants every partition state must satisfy (brook's checks).
   static result<void> check_partition(std::string_view what, const partition_state& p) {
     if (p.replicas.empty()) return refuse("{}: no replicas", what);
     if (!distinct(p.replicas) ||
-        std::any_of(p.replicas.begin(), p.replicas.end(), [](std::int32_t r) { return r < 0; }))
+        std::any_of(p.replicas.begin(), p.replicas.end(), [](broker_id r) { return r.value() < 0; }))
       return refuse("{}: replicas {} must be distinct broker ids >= 0", what, p.replicas);
     if (!distinct(p.isr) || !subset(p.isr, p.replicas))
       return refuse("{}: isr {} must be distinct replicas of {}", what, p.isr, p.replicas);
@@ -240,7 +234,7 @@ class cluster_image {
       return refuse("{}: adding replicas {} must be distinct replicas of {}", what, p.adding_replicas, p.replicas);
     if (p.leader != metadata::no_leader && std::find(p.isr.begin(), p.isr.end(), p.leader) == p.isr.end())
       return refuse("{}: leader {} is not in the isr {}", what, p.leader, p.isr);
-    if (p.leader_epoch < 0 || p.partition_epoch < 0)
+    if (p.leader_epoch.value() < 0 || p.partition_epoch < 0)
       return refuse("{}: negative epoch (leader epoch {}, partition epoch {})", what, p.leader_epoch,
                     p.partition_epoch);
     if (p.leader_recovery_state != 0 && p.leader_recovery_state != 1)
@@ -251,7 +245,7 @@ class cluster_image {
   // ---------------------------------------------------------------- brokers
 
   result<void> apply_one(const metadata::register_broker_record& r) {
-    if (r.broker_id < 0) return refuse("RegisterBrokerRecord: broker id {} is negative", r.broker_id);
+    if (r.broker_id.value() < 0) return refuse("RegisterBrokerRecord: broker id {} is negative", r.broker_id);
     // Strings must stay encodable (Kafka's generated writers refuse more than 32767 bytes).
     auto too_long = [](const std::string& s) { return s.size() > 0x7fff; };
     if ((r.rack && too_long(*r.rack)) ||
@@ -321,7 +315,7 @@ class cluster_image {
     if (it == names_.end()) return refuse("PartitionRecord {}: no topic has id {}", r.partition_id, r.topic_id);
     topic_state& t = topics_.find(it->second)->second;
     const std::string what = fmt::format("PartitionRecord {}-{}", t.name, r.partition_id);
-    if (r.partition_id < 0 || static_cast<std::size_t>(r.partition_id) != t.partitions.size())
+    if (r.partition_id.value() < 0 || static_cast<std::size_t>(r.partition_id.value()) != t.partitions.size())
       return refuse("{}: topic '{}' has {} partitions, the next must be {}", what, t.name, t.partitions.size(),
                     t.partitions.size());
     partition_state p{r.replicas,       r.isr,          r.removing_replicas, r.adding_replicas,
@@ -337,14 +331,14 @@ class cluster_image {
     if (it == names_.end()) return refuse("PartitionChangeRecord {}: no topic has id {}", r.partition_id, r.topic_id);
     topic_state& t = topics_.find(it->second)->second;
     const std::string what = fmt::format("PartitionChangeRecord {}-{}", t.name, r.partition_id);
-    if (r.partition_id < 0 || static_cast<std::size_t>(r.partition_id) >= t.partitions.size())
+    if (r.partition_id.value() < 0 || static_cast<std::size_t>(r.partition_id.value()) >= t.partitions.size())
       return refuse("{}: topic '{}' has {} partitions", what, t.name, t.partitions.size());
-    partition_state& cur = t.partitions[static_cast<std::size_t>(r.partition_id)];
+    partition_state& cur = t.partitions[static_cast<std::size_t>(r.partition_id.value())];
     if (r.leader < metadata::no_leader_change)
       return refuse("{}: Leader {} is neither a broker id, -1 nor -2", what, r.leader);
     if (r.leader_recovery_state < -1 || r.leader_recovery_state > 1)
       return refuse("{}: LeaderRecoveryState {} is not -1, 0 or 1", what, r.leader_recovery_state);
-    if (cur.partition_epoch == INT32_MAX || (r.leader != metadata::no_leader_change && cur.leader_epoch == INT32_MAX))
+    if (cur.partition_epoch == INT32_MAX || (r.leader != metadata::no_leader_change && cur.leader_epoch.value() == INT32_MAX))
       return refuse("{}: an epoch would overflow (leader epoch {}, partition epoch {})", what, cur.leader_epoch,
                     cur.partition_epoch);
     partition_state next = cur;
@@ -366,7 +360,7 @@ class cluster_image {
 
   result<void> apply_one(const metadata::no_op_record&) { return ok(); }
 
-  std::map<std::int32_t, broker_registration> brokers_;
+  std::map<broker_id, broker_registration> brokers_;
   std::map<std::string, topic_state, std::less<>> topics_;
   std::map<uuid, std::string> names_;
   std::int32_t controller_epoch_ = -1;

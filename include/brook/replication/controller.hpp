@@ -80,7 +80,7 @@ enum class election_type { preferred, unclean };
 
 class controller {
  public:
-  using log_end_probe = std::function<std::optional<offset>(std::int32_t broker, const std::string& topic, std::int32_t p)>;
+  using log_end_probe = std::function<std::optional<offset>(broker_id broker, const std::string& topic, partition_id p)>;
 
   controller(const controller&) = delete;
   controller& operator=(const controller&) = delete;
@@ -110,9 +110,9 @@ class controller {
   /// Registers (or re-registers after a restart) broker `id`: a new broker epoch (the
   /// offset of its registration record, as KRaft), fenced until its first heartbeat.
   /// Re-registering fences the old incarnation first (moving its leaderships).
-  result<std::int64_t> register_broker(std::int32_t id) {
+  result<std::int64_t> register_broker(broker_id id) {
     std::lock_guard l(mu_);
-    if (id < 0) return make_error(errc::invalid_argument, "broker id {} is negative", id);
+    if (id.value() < 0) return make_error(errc::invalid_argument, "broker id {} is negative", id);
     auto img = log_->image();
     if (const auto* b = img->broker(id); b && !b->fenced) BROOK_TRY(fence_locked(id, "re-registration"));
     metadata::register_broker_record r;
@@ -131,7 +131,7 @@ class controller {
   /// being fenced) unfences it and elects it where an offline partition has it in the ISR.
   /// Errors: stale_broker_epoch (not the registered epoch: a fenced old incarnation),
   /// broker_not_available (unknown id).
-  result<void> heartbeat(std::int32_t id, std::int64_t broker_epoch) {
+  result<void> heartbeat(broker_id id, std::int64_t broker_epoch) {
     std::lock_guard l(mu_);
     auto img = log_->image();
     const auto* b = img->broker(id);
@@ -147,7 +147,7 @@ class controller {
 
   /// Fences broker `id` now (a controlled shutdown, or the host knows it is gone). No-op when
   /// already fenced. Errors: broker_not_available.
-  result<void> fence_broker(std::int32_t id) {
+  result<void> fence_broker(broker_id id) {
     std::lock_guard l(mu_);
     const auto* b = log_->image()->broker(id);
     if (!b) return make_error(errc::broker_not_available, "broker {} is not registered", id);
@@ -157,10 +157,10 @@ class controller {
 
   /// Fences every unfenced broker whose last heartbeat is older than the session timeout.
   /// Returns the ids fenced.
-  result<std::vector<std::int32_t>> tick() {
+  result<std::vector<broker_id>> tick() {
     std::lock_guard l(mu_);
     const timestamp_ms now = cfg_.clock->now_ms();
-    std::vector<std::int32_t> out;
+    std::vector<broker_id> out;
     auto img = log_->image();
     for (const auto& [id, b] : img->brokers()) {
       if (b.fenced) continue;
@@ -201,12 +201,12 @@ class controller {
     recs.push_back(t);
     for (const auto& [pid, reps] : *plan) {
       metadata::partition_record pr;
-      pr.partition_id = pid.value();
+      pr.partition_id = pid;
       pr.topic_id = t.topic_id;
       pr.replicas = reps;
       pr.isr = reps;
       pr.leader = reps.front();
-      pr.leader_epoch = 0;
+      pr.leader_epoch = leader_epoch(0);
       pr.partition_epoch = 0;
       recs.push_back(pr);
     }
@@ -221,9 +221,9 @@ class controller {
   /// invalid_update_version (the partition changed since: a stale proposal);
   /// invalid_request (ISR without the leader, or with a non-replica); ineligible_replica (a
   /// fenced broker added). Returns the committed state.
-  result<partition_state> alter_partition(const std::string& topic, std::int32_t p, std::int32_t leader,
-                                          std::int32_t epoch, std::int32_t partition_epoch,
-                                          std::vector<std::int32_t> isr) {
+  result<partition_state> alter_partition(const std::string& topic, partition_id p, broker_id leader,
+                                          leader_epoch epoch, std::int32_t partition_epoch,
+                                          std::vector<broker_id> isr) {
     std::lock_guard l(mu_);
     auto img = log_->image();
     const auto* t = img->topic(topic);
@@ -270,33 +270,33 @@ class controller {
   /// unclean election elects any unfenced replica for a partition with no leader
   /// (election_not_needed when it has one, eligible_leaders_not_available when none is
   /// unfenced). Per-partition results; the call fails only on a storage error.
-  result<std::map<std::pair<std::string, std::int32_t>, result<void>>> elect_leaders(
-      election_type type, const std::vector<std::pair<std::string, std::int32_t>>& which = {}) {
+  result<std::map<topic_partition, result<void>>> elect_leaders(election_type type,
+                                                                 const std::vector<topic_partition>& which = {}) {
     std::lock_guard l(mu_);
-    std::map<std::pair<std::string, std::int32_t>, result<void>> out;
+    std::map<topic_partition, result<void>> out;
     auto targets = which;
     if (targets.empty()) {
       auto img = log_->image();
       for (const auto& [name, t] : img->topics())
-        for (std::size_t i = 0; i < t.partitions.size(); ++i) targets.emplace_back(name, static_cast<std::int32_t>(i));
+        for (std::size_t i = 0; i < t.partitions.size(); ++i) targets.push_back({name, partition_id(static_cast<std::int32_t>(i))});
     }
     for (const auto& [topic, p] : targets) {
       auto img = log_->image();
       const auto* t = img->topic(topic);
       const auto* ps = img->partition(topic, p);
       if (!t || !ps) {
-        out.emplace(std::pair{topic, p}, make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p));
+        out.emplace(topic_partition{topic, p}, make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p));
         continue;
       }
-      std::optional<std::int32_t> chosen;
+      std::optional<broker_id> chosen;
       if (type == election_type::preferred) {
         const auto pref = ps->replicas.front();
         if (ps->leader == pref) {
-          out.emplace(std::pair{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads already", topic, p, pref));
+          out.emplace(topic_partition{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads already", topic, p, pref));
           continue;
         }
         if (!alive(*img, pref) || std::find(ps->isr.begin(), ps->isr.end(), pref) == ps->isr.end()) {
-          out.emplace(std::pair{topic, p},
+          out.emplace(topic_partition{topic, p},
                       make_error(errc::preferred_leader_not_available,
                                  "{}-{}: preferred leader {} is fenced or not in the ISR [{}]", topic, p, pref,
                                  fmt::join(ps->isr, ",")));
@@ -309,20 +309,20 @@ class controller {
         c.leader = *chosen;
         auto r = append_locked({c});
         if (!r) return r.error();
-        out.emplace(std::pair{topic, p}, ok());
+        out.emplace(topic_partition{topic, p}, ok());
       } else {
         if (ps->has_leader()) {
-          out.emplace(std::pair{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads", topic, p, ps->leader));
+          out.emplace(topic_partition{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads", topic, p, ps->leader));
           continue;
         }
         auto r = elect_locked(*img, topic, p, /*unclean=*/true);
         if (!r) return r.error();
         if (!*r)
-          out.emplace(std::pair{topic, p},
+          out.emplace(topic_partition{topic, p},
                       make_error(errc::eligible_leaders_not_available, "{}-{}: no replica of [{}] is unfenced", topic,
                                  p, fmt::join(ps->replicas, ",")));
         else
-          out.emplace(std::pair{topic, p}, ok());
+          out.emplace(topic_partition{topic, p}, ok());
       }
     }
     return out;
@@ -338,14 +338,14 @@ class controller {
     rng_.seed(cfg_.seed != 0 ? cfg_.seed : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
   }
 
-  static bool alive(const cluster_image& img, std::int32_t id) {
+  static bool alive(const cluster_image& img, broker_id id) {
     const auto* b = img.broker(id);
     return b && !b->fenced;
   }
 
-  static std::vector<std::int32_t> in_replica_order(const std::vector<std::int32_t>& replicas,
-                                                    const std::vector<std::int32_t>& members) {
-    std::vector<std::int32_t> out;
+  static std::vector<broker_id> in_replica_order(const std::vector<broker_id>& replicas,
+                                                 const std::vector<broker_id>& members) {
+    std::vector<broker_id> out;
     for (auto r : replicas)
       if (std::find(members.begin(), members.end(), r) != members.end()) out.push_back(r);
     return out;
@@ -359,8 +359,8 @@ class controller {
 
   /// Picks among `candidates` (replica order): the highest known log end offset, ties to the
   /// earlier one.
-  std::int32_t pick_locked(const std::string& topic, std::int32_t p, const std::vector<std::int32_t>& candidates) {
-    std::int32_t best = candidates.front();
+  broker_id pick_locked(const std::string& topic, partition_id p, const std::vector<broker_id>& candidates) {
+    broker_id best = candidates.front();
     std::optional<offset> best_leo;
     for (auto id : candidates) {
       std::optional<offset> leo = probe_ ? probe_(id, topic, p) : std::nullopt;
@@ -375,12 +375,12 @@ class controller {
   /// Elects a leader for a partition without one (or whose leader is being fenced): clean
   /// from the unfenced ISR members, else (when `unclean`) from the unfenced replicas.
   /// Returns whether a leader was elected; writes nothing when none can be.
-  result<bool> elect_locked(const cluster_image& img, const std::string& topic, std::int32_t p, bool unclean,
-                            std::optional<std::vector<std::int32_t>> isr_override = std::nullopt) {
+  result<bool> elect_locked(const cluster_image& img, const std::string& topic, partition_id p, bool unclean,
+                            std::optional<std::vector<broker_id>> isr_override = std::nullopt) {
     const auto* t = img.topic(topic);
     const auto& ps = *img.partition(topic, p);
     const auto isr = isr_override ? *isr_override : ps.isr;
-    std::vector<std::int32_t> clean;
+    std::vector<broker_id> clean;
     for (auto id : ps.replicas)
       if (std::find(isr.begin(), isr.end(), id) != isr.end() && alive(img, id)) clean.push_back(id);
     metadata::partition_change_record c;
@@ -390,12 +390,12 @@ class controller {
       c.leader = pick_locked(topic, p, clean);
       if (isr_override) c.isr = *isr_override;
     } else if (unclean) {
-      std::vector<std::int32_t> any;
+      std::vector<broker_id> any;
       for (auto id : ps.replicas)
         if (alive(img, id)) any.push_back(id);
       if (any.empty()) return false;
       c.leader = pick_locked(topic, p, any);
-      c.isr = std::vector<std::int32_t>{c.leader};
+      c.isr = std::vector<broker_id>{c.leader};
       c.leader_recovery_state = 1;  // RECOVERING: records the new leader lacks are gone
     } else {
       return false;
@@ -406,18 +406,18 @@ class controller {
 
   /// KRaft's handleBrokerFenced: fence, then for every partition with the broker in its ISR
   /// drop it from the ISR (unless it is the last member) and re-elect where it led.
-  result<void> fence_locked(std::int32_t id, const char* /*why*/) {
+  result<void> fence_locked(broker_id id, const char* /*why*/) {
     const auto* b = log_->image()->broker(id);
     BROOK_TRY(append_locked({metadata::fence_broker_record{id, b->epoch}}));
     auto img = log_->image();
     for (const auto& [name, t] : img->topics()) {
       for (std::size_t i = 0; i < t.partitions.size(); ++i) {
-        const auto p = static_cast<std::int32_t>(i);
+        const auto p = partition_id(static_cast<std::int32_t>(i));
         auto cur = log_->image();
         const auto& ps = *cur->partition(name, p);
         const bool in_isr = std::find(ps.isr.begin(), ps.isr.end(), id) != ps.isr.end();
         if (!in_isr && ps.leader != id) continue;
-        std::vector<std::int32_t> isr;
+        std::vector<broker_id> isr;
         for (auto m : ps.isr)
           if (m != id) isr.push_back(m);
         if (isr.empty()) isr = ps.isr;  // the last member stays (KRaft), so it can lead again
@@ -450,7 +450,7 @@ class controller {
       for (std::size_t i = 0; i < t.partitions.size(); ++i) {
         if (t.partitions[i].has_leader()) continue;
         auto cur = log_->image();
-        auto r = elect_locked(*cur, name, static_cast<std::int32_t>(i), cfg_.unclean_leader_election_enable);
+        auto r = elect_locked(*cur, name, partition_id(static_cast<std::int32_t>(i)), cfg_.unclean_leader_election_enable);
         if (!r) return r.error();
       }
     return ok();
@@ -460,7 +460,7 @@ class controller {
   std::unique_ptr<metadata_log> log_;
   controller_config cfg_;
   log_end_probe probe_;
-  std::map<std::int32_t, timestamp_ms> last_heartbeat_;
+  std::map<broker_id, timestamp_ms> last_heartbeat_;
   std::mt19937_64 rng_;
 };
 

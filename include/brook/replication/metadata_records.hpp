@@ -140,8 +140,8 @@ enum class record_type : std::int16_t {
 };
 
 /// LeaderConstants: no leader, and "leader unchanged" in PartitionChangeRecord.
-inline constexpr std::int32_t no_leader = -1;
-inline constexpr std::int32_t no_leader_change = -2;
+inline constexpr broker_id no_leader{-1};
+inline constexpr broker_id no_leader_change{-2};
 
 struct broker_endpoint {
   std::string name;
@@ -173,7 +173,7 @@ struct broker_feature {
 struct register_broker_record {
   static constexpr record_type type = record_type::register_broker;
   static constexpr std::int16_t min_version = 0, max_version = 3, written_version = 2;
-  std::int32_t broker_id = 0;
+  brook::broker_id broker_id{0};
   bool is_migrating_zk_broker = false;  ///< v2+
   uuid incarnation_id{};
   std::int64_t broker_epoch = 0;
@@ -198,7 +198,7 @@ struct register_broker_record {
 struct unregister_broker_record {
   static constexpr record_type type = record_type::unregister_broker;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
-  std::int32_t broker_id = 0;
+  brook::broker_id broker_id{0};
   std::int64_t broker_epoch = 0;
   friend bool operator==(const unregister_broker_record&, const unregister_broker_record&) = default;
   static constexpr auto schema() {
@@ -226,19 +226,19 @@ struct topic_record {
 struct partition_record {
   static constexpr record_type type = record_type::partition;
   static constexpr std::int16_t min_version = 0, max_version = 2, written_version = 0;
-  std::int32_t partition_id = -1;
+  brook::partition_id partition_id{-1};
   uuid topic_id{};
-  std::vector<std::int32_t> replicas{};
-  std::vector<std::int32_t> isr{};
-  std::vector<std::int32_t> removing_replicas{};
-  std::vector<std::int32_t> adding_replicas{};
-  std::int32_t leader = no_leader;
+  std::vector<brook::broker_id> replicas{};
+  std::vector<brook::broker_id> isr{};
+  std::vector<brook::broker_id> removing_replicas{};
+  std::vector<brook::broker_id> adding_replicas{};
+  brook::broker_id leader = no_leader;
   std::int8_t leader_recovery_state = 0;  ///< tag 0: 0 recovered, 1 recovering (unclean election)
-  std::int32_t leader_epoch = -1;
+  brook::leader_epoch leader_epoch{-1};
   std::int32_t partition_epoch = -1;
   std::vector<uuid> directories{};                                      ///< v1+
-  std::optional<std::vector<std::int32_t>> eligible_leader_replicas{};  ///< v2+, tag 1
-  std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 2
+  std::optional<std::vector<brook::broker_id>> eligible_leader_replicas{};  ///< v2+, tag 1
+  std::optional<std::vector<brook::broker_id>> last_known_elr{};            ///< v2+, tag 2
   friend bool operator==(const partition_record&, const partition_record&) = default;
   static constexpr auto schema() {
     using namespace codec;
@@ -259,16 +259,16 @@ struct partition_record {
 struct partition_change_record {
   static constexpr record_type type = record_type::partition_change;
   static constexpr std::int16_t min_version = 0, max_version = 2, written_version = 0;
-  std::int32_t partition_id = -1;
+  brook::partition_id partition_id{-1};
   uuid topic_id{};
-  std::optional<std::vector<std::int32_t>> isr{};                       ///< tag 0
-  std::int32_t leader = no_leader_change;                             ///< tag 1: -2 unchanged, -1 none
-  std::optional<std::vector<std::int32_t>> replicas{};                  ///< tag 2
-  std::optional<std::vector<std::int32_t>> removing_replicas{};         ///< tag 3
-  std::optional<std::vector<std::int32_t>> adding_replicas{};           ///< tag 4
+  std::optional<std::vector<brook::broker_id>> isr{};                       ///< tag 0
+  brook::broker_id leader = no_leader_change;                             ///< tag 1: -2 unchanged, -1 none
+  std::optional<std::vector<brook::broker_id>> replicas{};                  ///< tag 2
+  std::optional<std::vector<brook::broker_id>> removing_replicas{};         ///< tag 3
+  std::optional<std::vector<brook::broker_id>> adding_replicas{};           ///< tag 4
   std::int8_t leader_recovery_state = -1;                             ///< tag 5: -1 unchanged
-  std::optional<std::vector<std::int32_t>> eligible_leader_replicas{};  ///< v2+, tag 6
-  std::optional<std::vector<std::int32_t>> last_known_elr{};            ///< v2+, tag 7
+  std::optional<std::vector<brook::broker_id>> eligible_leader_replicas{};  ///< v2+, tag 6
+  std::optional<std::vector<brook::broker_id>> last_known_elr{};            ///< v2+, tag 7
   std::optional<std::vector<uuid>> directories{};                       ///< v1+, tag 8
   friend bool operator==(const partition_change_record&, const partition_change_record&) = default;
   static constexpr auto schema() {
@@ -290,7 +290,7 @@ struct partition_change_record {
 struct fence_broker_record {
   static constexpr record_type type = record_type::fence_broker;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
-  std::int32_t id = 0;
+  brook::broker_id id{0};
   std::int64_t epoch = 0;
   friend bool operator==(const fence_broker_record&, const fence_broker_record&) = default;
   static constexpr auto schema() {
@@ -304,7 +304,7 @@ struct fence_broker_record {
 struct unfence_broker_record {
   static constexpr record_type type = record_type::unfence_broker;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
-  std::int32_t id = 0;
+  brook::broker_id id{0};
   std::int64_t epoch = 0;
   friend bool operator==(const unfence_broker_record&, const unfence_broker_record&) = default;
   static constexpr auto schema() {
@@ -331,7 +331,7 @@ struct remove_topic_record {
 struct broker_registration_change_record {
   static constexpr record_type type = record_type::broker_registration_change;
   static constexpr std::int16_t min_version = 0, max_version = 2, written_version = 0;
-  std::int32_t broker_id = 0;
+  brook::broker_id broker_id{0};
   std::int64_t broker_epoch = 0;
   std::int8_t fenced = 0;                  ///< tag 0: -1 unfenced, 0 no change, 1 fenced
   std::int8_t in_controlled_shutdown = 0;  ///< v1+, tag 1: 0 no change, 1 in controlled shutdown

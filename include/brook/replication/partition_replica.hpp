@@ -79,7 +79,7 @@ enum class replica_role { none, leader, follower };
 
 /// What a leader knows about one follower (Kafka: ReplicaState).
 struct follower_state {
-  std::int32_t broker_id = -1;
+  brook::broker_id broker_id{-1};
   offset log_start_offset{-1};                  ///< from its last fetch; -1 unknown
   offset log_end_offset{-1};                    ///< its last fetch offset; -1 unknown
   offset last_fetch_leader_log_end_offset{-1};  ///< leader LEO at its last fetch
@@ -94,7 +94,7 @@ struct follower_state {
 
 /// A follower's fetch of this partition (the replica part of Kafka's FetchRequest).
 struct replica_fetch_request {
-  std::int32_t replica_id = -1;
+  brook::broker_id replica_id{-1};
   /// The leader epoch the follower believes current; undefined_epoch skips the check.
   leader_epoch current_leader_epoch = undefined_epoch;
   offset fetch_offset{0};
@@ -127,7 +127,7 @@ class partition_replica {
   /// A replica of `part` on broker `id`, with its leader-epoch-checkpoint in the log's
   /// directory. Entries at or past the log end are dropped, as Kafka does on load. Starts with
   /// no role. Errors: the cache's (kafka_storage_error for a malformed file, OS errors).
-  static result<std::unique_ptr<partition_replica>> open(std::int32_t id, std::shared_ptr<partition> part,
+  static result<std::unique_ptr<partition_replica>> open(brook::broker_id id, std::shared_ptr<partition> part,
                                                          replica_config cfg = {}) {
     auto cache = leader_epoch_cache::open(part->log().dir());
     if (!cache) return cache.error();
@@ -135,7 +135,7 @@ class partition_replica {
   }
 
   /// Same with a given cache (e.g. leader_epoch_cache::in_memory()).
-  static result<std::unique_ptr<partition_replica>> open(std::int32_t id, std::shared_ptr<partition> part,
+  static result<std::unique_ptr<partition_replica>> open(brook::broker_id id, std::shared_ptr<partition> part,
                                                          std::unique_ptr<leader_epoch_cache> cache,
                                                          replica_config cfg = {}) {
     BROOK_TRY(cache->truncate_from_end(part->log_end_offset()));
@@ -147,7 +147,7 @@ class partition_replica {
 
   // ------------------------------------------------------------------ state (thread-safe)
 
-  std::int32_t broker_id() const noexcept { return broker_id_; }
+  brook::broker_id broker_id() const noexcept { return broker_id_; }
   /// The partition consumers read (bounded by the high watermark).
   const std::shared_ptr<partition>& part() const noexcept { return part_; }
   leader_epoch_cache& epoch_cache() noexcept { return *cache_; }
@@ -164,16 +164,16 @@ class partition_replica {
     return epoch_;
   }
   /// The leader's broker id; -1 when unknown.
-  std::int32_t leader_id() const {
+  brook::broker_id leader_id() const {
     std::lock_guard l(mu_);
     return leader_id_;
   }
   /// The ISR as the leader knows it (empty on a follower).
-  std::vector<std::int32_t> isr() const {
+  std::vector<brook::broker_id> isr() const {
     std::lock_guard l(mu_);
     return isr_;
   }
-  std::vector<std::int32_t> replicas() const {
+  std::vector<brook::broker_id> replicas() const {
     std::lock_guard l(mu_);
     return replicas_;
   }
@@ -183,7 +183,7 @@ class partition_replica {
     return epoch_start_;
   }
   /// What this leader knows about follower `id`.
-  std::optional<follower_state> follower(std::int32_t id) const {
+  std::optional<follower_state> follower(brook::broker_id id) const {
     std::lock_guard l(mu_);
     auto it = followers_.find(id);
     if (it == followers_.end()) return std::nullopt;
@@ -206,7 +206,7 @@ class partition_replica {
   /// epoch it knows of: an epoch only moves with leadership here, so it missed the epochs in
   /// between, in which other leaders may have made its followers truncate (Kafka keeps the
   /// state when only the epoch changes; its epochs also move without a leader change).
-  result<bool> become_leader(leader_epoch epoch, std::vector<std::int32_t> isr, std::vector<std::int32_t> replicas,
+  result<bool> become_leader(leader_epoch epoch, std::vector<brook::broker_id> isr, std::vector<brook::broker_id> replicas,
                              timestamp_ms now) {
     std::lock_guard l(mu_);
     BROOK_TRY(check_newer_epoch(epoch));
@@ -220,7 +220,7 @@ class partition_replica {
     const offset leo = part_->log_end_offset();
     BROOK_TRY(cache_->assign(epoch, leo));
     const bool new_leader = role_ != replica_role::leader;
-    std::map<std::int32_t, follower_state> next;
+    std::map<brook::broker_id, follower_state> next;
     for (auto id : replicas) {
       if (id == broker_id_) continue;
       const bool in_sync = contains(isr, id);
@@ -243,7 +243,7 @@ class partition_replica {
   /// Kafka's makeFollower: follow `leader` in `epoch` (newer than any accepted, else
   /// fenced_leader_epoch). The log is not touched: truncate_before_fetch (or a diverging
   /// fetch) does that. Returns whether the leader changed.
-  result<bool> become_follower(std::int32_t leader, leader_epoch epoch) {
+  result<bool> become_follower(brook::broker_id leader, leader_epoch epoch) {
     std::lock_guard l(mu_);
     BROOK_TRY(check_newer_epoch(epoch));
     const bool changed = role_ != replica_role::follower || leader_id_ != leader;
@@ -330,9 +330,9 @@ class partition_replica {
 
   /// ISR members (other than this leader) that are out of sync at `now` (Kafka:
   /// getOutOfSyncReplicas), for the controller to remove. Empty unless leader.
-  std::vector<std::int32_t> maybe_shrink_isr(timestamp_ms now) const {
+  std::vector<brook::broker_id> maybe_shrink_isr(timestamp_ms now) const {
     std::lock_guard l(mu_);
-    std::vector<std::int32_t> out;
+    std::vector<brook::broker_id> out;
     if (role_ != replica_role::leader) return out;
     const offset leo = part_->log_end_offset();
     for (auto id : isr_) {
@@ -345,9 +345,9 @@ class partition_replica {
 
   /// Replicas outside the ISR that may join it (Kafka: isFollowerInSync): LEO >= high
   /// watermark and >= the start of this leader's epoch, and not ineligible. Empty unless leader.
-  std::vector<std::int32_t> maybe_expand_isr() const {
+  std::vector<brook::broker_id> maybe_expand_isr() const {
     std::lock_guard l(mu_);
-    std::vector<std::int32_t> out;
+    std::vector<brook::broker_id> out;
     if (role_ != replica_role::leader || !epoch_start_) return out;
     const offset hw = part_->high_watermark();
     for (const auto& [id, s] : followers_)
@@ -360,7 +360,7 @@ class partition_replica {
   /// Forgets what this leader knows of follower `id` (a new incarnation of its broker: what
   /// the previous one fetched says nothing about the restarted log, KIP-903): its log end is
   /// unknown until it fetches again, so it cannot rejoin the ISR or hold the HW on stale data.
-  void reset_follower(std::int32_t id) {
+  void reset_follower(brook::broker_id id) {
     std::lock_guard l(mu_);
     auto it = followers_.find(id);
     if (it == followers_.end()) return;
@@ -371,7 +371,7 @@ class partition_replica {
   /// Replicas on brokers the controller has fenced (Kafka: isReplicaIsrEligible is false):
   /// the high watermark does not wait for them even while they count as caught up by time,
   /// and they cannot join the ISR. Moves the high watermark if it now can.
-  void set_ineligible(std::vector<std::int32_t> ids, timestamp_ms now) {
+  void set_ineligible(std::vector<brook::broker_id> ids, timestamp_ms now) {
     std::lock_guard l(mu_);
     ineligible_ = std::move(ids);
     if (role_ == replica_role::leader) maybe_increment_hw_locked(now);
@@ -386,7 +386,7 @@ class partition_replica {
 
   /// Applies the ISR the controller committed (leader only: not_leader_or_follower; the ISR
   /// must hold this broker and only replicas: invalid_request), then moves the HW if it can.
-  result<void> set_isr(std::vector<std::int32_t> isr, timestamp_ms now) {
+  result<void> set_isr(std::vector<brook::broker_id> isr, timestamp_ms now) {
     std::lock_guard l(mu_);
     if (role_ != replica_role::leader)
       return make_error(errc::not_leader_or_follower, "{}: broker {} is not the leader", name(), broker_id_);
@@ -566,11 +566,11 @@ class partition_replica {
   }
 
  private:
-  partition_replica(std::int32_t id, std::shared_ptr<partition> part, std::unique_ptr<leader_epoch_cache> cache,
+  partition_replica(brook::broker_id id, std::shared_ptr<partition> part, std::unique_ptr<leader_epoch_cache> cache,
                     replica_config cfg)
       : broker_id_(id), part_(std::move(part)), cache_(std::move(cache)), cfg_(cfg) {}
 
-  static bool contains(const std::vector<std::int32_t>& v, std::int32_t x) {
+  static bool contains(const std::vector<brook::broker_id>& v, brook::broker_id x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   }
 
@@ -585,7 +585,7 @@ class partition_replica {
   }
 
   // Partition.localLogWithEpochOrThrow(requireLeader = true) + followerReplicaOrThrow.
-  result<void> check_leader_request(leader_epoch current, std::optional<std::int32_t> replica_id) const {
+  result<void> check_leader_request(leader_epoch current, std::optional<brook::broker_id> replica_id) const {
     if (role_ != replica_role::leader)
       return make_error(errc::not_leader_or_follower, "{}: broker {} is not the leader", name(), broker_id_);
     if (current != undefined_epoch && current < epoch_)
@@ -613,7 +613,7 @@ class partition_replica {
     if (hw > part_->high_watermark()) part_->advance_high_watermark(hw);
   }
 
-  const std::int32_t broker_id_;
+  const brook::broker_id broker_id_;
   const std::shared_ptr<partition> part_;
   const std::unique_ptr<leader_epoch_cache> cache_;
   const replica_config cfg_;
@@ -621,12 +621,12 @@ class partition_replica {
   mutable std::mutex mu_;  // guards everything below, and serialises log writes through this replica
   replica_role role_ = replica_role::none;
   leader_epoch epoch_ = undefined_epoch;
-  std::int32_t leader_id_ = -1;
+  brook::broker_id leader_id_{-1};
   std::optional<offset> epoch_start_;                 // leader only (Kafka: leaderEpochStartOffsetOpt)
-  std::vector<std::int32_t> isr_;                     // leader only
-  std::vector<std::int32_t> replicas_;                // leader only
-  std::map<std::int32_t, follower_state> followers_;  // leader only: every replica but this one
-  std::vector<std::int32_t> ineligible_;              // leader only: replicas on fenced brokers
+  std::vector<brook::broker_id> isr_;                     // leader only
+  std::vector<brook::broker_id> replicas_;                // leader only
+  std::map<brook::broker_id, follower_state> followers_;  // leader only: every replica but this one
+  std::vector<brook::broker_id> ineligible_;              // leader only: replicas on fenced brokers
   std::vector<std::byte> buf_;                        // follower: writable copy of fetched bytes
 };
 

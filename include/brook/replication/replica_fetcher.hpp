@@ -60,7 +60,7 @@ class replica_fetcher {
  public:
   /// The leader `to` as seen from broker `from`, or an error (broker_not_available when down
   /// or cut off).
-  using connect_fn = std::function<result<std::shared_ptr<broker>>(std::int32_t from, std::int32_t to)>;
+  using connect_fn = std::function<result<std::shared_ptr<broker>>(broker_id from, broker_id to)>;
 
   replica_fetcher(std::shared_ptr<broker> follower, connect_fn connect, fetcher_config cfg = {})
       : follower_(std::move(follower)), connect_(std::move(connect)), cfg_(cfg) {}
@@ -77,7 +77,7 @@ class replica_fetcher {
     if (!parts.empty())
       std::rotate(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(start_++ % parts.size()), parts.end());
     for (auto& f : parts) {
-      if (f.leader < 0) continue;
+      if (f.leader.value() < 0) continue;
       auto leader = connect_(follower_->id(), f.leader);
       if (!leader) {
         ++round.errors;

@@ -57,7 +57,7 @@ namespace brook {
 
 /// Partition -> the broker ids (Kafka int32 node ids, >= 0) of its replicas in order; the
 /// first is the preferred leader.
-using replica_assignment = std::map<partition_id, std::vector<std::int32_t>>;
+using replica_assignment = std::map<partition_id, std::vector<broker_id>>;
 
 /// Where the round robin starts: index into the broker list of partition 0's leader, and the
 /// initial follower shift. Both may be any non-negative value (they are used modulo N and
@@ -90,7 +90,7 @@ struct placement_start {
 /// round robin; see the top of this header for the exact formula and the errors.
 /// Thread-safe (pure).
 [[nodiscard]] inline result<replica_assignment> assign_replicas_rack_unaware(
-    std::span<const std::int32_t> brokers, std::int32_t partitions, std::int32_t replication_factor,
+    std::span<const broker_id> brokers, std::int32_t partitions, std::int32_t replication_factor,
     placement_start start = {}, partition_id start_partition = partition_id{0}) {
   if (partitions <= 0) return make_error(errc::invalid_partitions, "Number of partitions must be larger than 0.");
   if (replication_factor <= 0)
@@ -98,9 +98,9 @@ struct placement_start {
   if (static_cast<std::size_t>(replication_factor) > brokers.size())
     return make_error(errc::invalid_replication_factor, "Replication factor: {} larger than available brokers: {}.",
                       replication_factor, brokers.size());
-  std::unordered_set<std::int32_t> seen;
-  for (std::int32_t b : brokers) {
-    if (b < 0) return make_error(errc::invalid_argument, "broker id {} is negative", b);
+  std::unordered_set<broker_id> seen;
+  for (broker_id b : brokers) {
+    if (b.value() < 0) return make_error(errc::invalid_argument, "broker id {} is negative", b);
     if (!seen.insert(b).second) return make_error(errc::invalid_argument, "broker id {} is listed twice", b);
   }
   if (start.start_index < 0 || start.replica_shift < 0)
@@ -121,7 +121,7 @@ struct placement_start {
   for (std::int64_t p = start_partition.value(), end = p + partitions; p < end; ++p) {
     if (p > 0 && p % n == 0) ++shift;
     const std::int64_t first = (p + start.start_index) % n;
-    std::vector<std::int32_t> replicas;
+    std::vector<broker_id> replicas;
     replicas.reserve(static_cast<std::size_t>(replication_factor));
     replicas.push_back(brokers[static_cast<std::size_t>(first)]);
     // rf >= 2 implies n >= 2, so n - 1 is never 0 here.
