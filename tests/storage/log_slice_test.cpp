@@ -25,7 +25,7 @@ struct fixture {
     batch_size = seg->size() / 5;
   }
   log_slice slice(std::uint64_t pos, offset start, offset bound, std::size_t max_bytes) {
-    auto s = log_slice::of_batches(seg, pos, start, bound, max_bytes);
+    auto s = log_slice::of_batches(seg, file_pos(static_cast<std::int64_t>(pos)), start, bound, max_bytes);
     REQUIRE_OK(s);
     return *s;
   }
@@ -65,7 +65,7 @@ TEST_CASE("log_slice: records before the start offset are skipped", "[storage][l
   auto s = f.slice(f.batch_size, offset(106), offset(120), 2 * f.batch_size);  // batch 104..107 holds 106
   CHECK(f.offsets(s) == std::vector<std::int64_t>{106, 107, 108, 109, 110, 111});
   CHECK(s.start_offset() == offset(106));
-  CHECK(s.file_position() == f.batch_size);
+  CHECK(s.file_position() == file_pos(static_cast<std::int64_t>(f.batch_size)));
 }
 
 TEST_CASE("log_slice: for_each_record stops at a damaged batch", "[storage][log_slice]") {

@@ -60,13 +60,13 @@ TEST_CASE("segment_list: pop_front never removes the active segment", "[storage]
 TEST_CASE("segment_list: a snapshot keeps removed segments and their bytes alive", "[storage][segment_list]") {
   fixture f;
   auto snap = f.list.snapshot();
-  auto first_bytes = snap[0]->bytes(0, snap[0]->size());
+  auto first_bytes = snap[0]->bytes(file_pos{0}, snap[0]->size());
   std::vector<std::byte> copy(first_bytes.begin(), first_bytes.end());
   auto gone = f.list.pop_front(2);
   segment::remove_files(f.t.path(), gone[0]->base_offset());
   gone.clear();
   REQUIRE(snap.size() == 3);
-  auto again = snap[0]->bytes(0, snap[0]->size());
+  auto again = snap[0]->bytes(file_pos{0}, snap[0]->size());
   CHECK(std::equal(again.begin(), again.end(), copy.begin(), copy.end()));
 }
 

@@ -61,15 +61,15 @@ TEST_CASE("segment append publishes size, next offset and timestamps", "[storage
   CHECK(s->first_batch_timestamp() == 1002);
   CHECK(s->size() == fs::file_size(s->log_path()));
   for (int o = 50; o < 110; ++o) {
-    auto p = s->find_position(offset(o), s->size());
+    auto p = s->find_position(offset(o), s->end_pos());
     REQUIRE(p);
     REQUIRE(*p);
-    auto h = s->header_at(**p, s->size());
+    auto h = s->header_at(**p, s->end_pos());
     REQUIRE(h);
     CHECK(h->base_offset <= offset(o));
     CHECK(h->last_offset() >= offset(o));
   }
-  auto past = s->find_position(offset(110), s->size());
+  auto past = s->find_position(offset(110), s->end_pos());
   REQUIRE(past);
   CHECK_FALSE(*past);
   CHECK_FALSE(s->index_suspect());
@@ -140,10 +140,10 @@ TEST_CASE("a damaged index found at lookup time is ignored, not trusted", "[stor
     io.put('\x03');
   }
   for (int o = 50; o < 110; ++o) {
-    auto p = s->find_position(offset(o), s->size());
+    auto p = s->find_position(offset(o), s->end_pos());
     REQUIRE(p);
     REQUIRE(*p);
-    auto h = s->header_at(**p, s->size());
+    auto h = s->header_at(**p, s->end_pos());
     REQUIRE(h);
     CHECK(h->base_offset <= offset(o));
     CHECK(h->last_offset() >= offset(o));

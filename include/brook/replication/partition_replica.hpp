@@ -295,7 +295,7 @@ class partition_replica {
         return make_error(errc::offset_out_of_range, "{}: cannot determine the end offset of last fetched epoch {}",
                           name(), req.last_fetched_epoch);
       if (ee.epoch < req.last_fetched_epoch || ee.end_offset < req.fetch_offset) {
-        resp.records = log_slice(nullptr, 0, 0, req.fetch_offset, req.fetch_offset);
+        resp.records = log_slice(nullptr, file_pos{0}, 0, req.fetch_offset, req.fetch_offset);
         resp.diverging_epoch = ee;
         return resp;
       }

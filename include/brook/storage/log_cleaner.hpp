@@ -257,9 +257,10 @@ inline std::string_view key_view(const nullable_bytes& k) noexcept { return k.as
 /// Adds every keyed record at or after `from` of segment `s` to `map` (control batches are
 /// skipped, as in Kafka's buildOffsetMap). Validates each batch (CRC included).
 inline result<void> add_segment_to_map(const segment& s, offset from, offset_map& map) {
-  const std::uint64_t limit = s.size();
-  for (std::uint64_t p = 0; p < limit;) {
-    auto v = record_batch_view::parse(s.bytes(p, limit - p), batch_check{}, [&] { return s.where(p); });
+  const file_pos limit = s.end_pos();
+  for (file_pos p{0}; p < limit;) {
+    auto v = record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
+                                      [&] { return s.where(p); });
     if (!v) return v.error();
     p += v->size_bytes();
     if (v->header().is_control() || v->last_offset() < from) continue;
@@ -453,15 +454,15 @@ inline void rebuild_batch(std::vector<std::byte>& out, const record_batch_view& 
 /// copied in one go, so an unchanged segment costs no writes.
 inline result<bool> clean_segment_into(const segment& s, const record_filter& f, cleaned_segment_writer& out,
                                        compact_stats& st) {
-  const std::uint64_t limit = s.size();
+  const file_pos limit = s.end_pos();
   bool changed = false;
   std::vector<record_view> kept;
   std::vector<std::byte> scratch;
   // The first difference: open `out` and copy the unchanged batches before `upto`.
-  auto start_writing = [&](std::uint64_t upto) -> result<void> {
+  auto start_writing = [&](file_pos upto) -> result<void> {
     changed = true;
-    BROOK_TRY(out.open(limit));
-    for (std::uint64_t q = 0; q < upto;) {
+    BROOK_TRY(out.open(static_cast<std::uint64_t>(limit.value())));
+    for (file_pos q{0}; q < upto;) {
       const std::size_t n = decode_batch_header_unchecked(s.bytes(q, batch_layout::header_size).data()).size_bytes();
       BROOK_TRY(out.append(s.bytes(q, n)));
       q += n;
@@ -470,9 +471,10 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
   };
   // A batch kept as it is: copied once writing has started.
   auto keep_as_is = [&](std::span<const std::byte> b) -> result<void> { return changed ? out.append(b) : ok(); };
-  for (std::uint64_t p = 0; p < limit;) {
-    const std::uint64_t at = p;
-    auto v = record_batch_view::parse(s.bytes(p, limit - p), batch_check{}, [&] { return s.where(p); });
+  for (file_pos p{0}; p < limit;) {
+    const file_pos at = p;
+    auto v = record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
+                                      [&] { return s.where(p); });
     if (!v) return v.error();
     p += v->size_bytes();
     const batch_header& h = v->header();

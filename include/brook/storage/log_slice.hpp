@@ -31,25 +31,25 @@ namespace brook {
 class log_slice {
  public:
   log_slice() = default;
-  log_slice(std::shared_ptr<const segment> seg, std::uint64_t pos, std::uint64_t len, offset start, offset next)
+  log_slice(std::shared_ptr<const segment> seg, file_pos pos, std::uint64_t len, offset start, offset next)
       : seg_(std::move(seg)), pos_(pos), len_(len), start_(start), next_(next) {}
 
   /// The slice of `seg` from byte `pos` (a batch start, the batch holding `start`): whole
   /// batches whose offsets are below `bound`, up to max_bytes (the first batch always whole,
   /// as in Kafka's fetch since KIP-74).
-  static result<log_slice> of_batches(std::shared_ptr<const segment> seg, std::uint64_t pos, offset start,
+  static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start,
                                       offset bound, std::size_t max_bytes) {
-    const std::uint64_t limit = seg->size();
-    std::uint64_t len = 0;
+    const file_pos limit = seg->end_pos();
+    std::int64_t len = 0;
     offset next = start;
-    while (pos + len < limit && (len == 0 || len < max_bytes)) {
+    while (pos + len < limit && (len == 0 || static_cast<std::size_t>(len) < max_bytes)) {
       BROOK_TRY_ASSIGN(batch_header h, seg->header_at(pos + len, limit));
       if (h.last_offset() >= bound) break;
-      if (len > 0 && len + h.size_bytes() > max_bytes) break;
+      if (len > 0 && static_cast<std::size_t>(len) + h.size_bytes() > max_bytes) break;
       len += h.size_bytes();
       next = h.next_offset();
     }
-    return log_slice(std::move(seg), pos, len, start, std::max(next, start));
+    return log_slice(std::move(seg), pos, static_cast<std::uint64_t>(len), start, std::max(next, start));
   }
 
   bool empty() const noexcept { return len_ == 0; }
@@ -61,7 +61,7 @@ class log_slice {
   /// Where the next read should start: after the last batch in the slice.
   offset next_offset() const noexcept { return next_; }
   /// Byte position of the slice in its segment file.
-  std::uint64_t file_position() const noexcept { return pos_; }
+  file_pos file_position() const noexcept { return pos_; }
   const std::shared_ptr<const segment>& source() const noexcept { return seg_; }
 
   /// Calls fn(const record_batch_view&) for each batch, validating each first (CRC and
@@ -133,7 +133,7 @@ class log_slice {
   /// Works for sockets, pipes and (since Linux 2.6.33) regular files. Returns bytes sent,
   /// fewer than size_bytes() only when a non-blocking out_fd would block.
   result<std::size_t> send_to(int out_fd) const {
-    off_t off = static_cast<off_t>(pos_);
+    off_t off = static_cast<off_t>(pos_.value());
     std::size_t left = static_cast<std::size_t>(len_), sent = 0;
     while (left > 0) {
       ssize_t n = ::sendfile(out_fd, seg_->fd(), &off, left);
@@ -151,7 +151,7 @@ class log_slice {
 
  private:
   std::shared_ptr<const segment> seg_;
-  std::uint64_t pos_ = 0;
+  file_pos pos_{0};
   std::uint64_t len_ = 0;
   offset start_{0};
   offset next_{0};

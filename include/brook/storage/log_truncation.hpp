@@ -75,10 +75,11 @@ result<void> cut_segments_at(std::vector<std::shared_ptr<segment>>& segs, offset
     popped = true;
   }
   std::shared_ptr<segment>& last = segs.back();
-  BROOK_TRY_ASSIGN(auto pos, last->find_position(o, last->size()));
-  const std::uint64_t cut = pos ? *pos : last->size();
-  if (cut < last->size()) {
-    BROOK_TRY(cut_segment_file(last->log_path(), cut, /*mapped_by_readers=*/last.use_count() > 1));
+  BROOK_TRY_ASSIGN(auto pos, last->find_position(o, last->end_pos()));
+  const file_pos cut = pos ? *pos : last->end_pos();
+  if (cut < last->end_pos()) {
+    BROOK_TRY(cut_segment_file(last->log_path(), static_cast<std::uint64_t>(cut.value()),
+                               /*mapped_by_readers=*/last.use_count() > 1));
     BROOK_TRY_ASSIGN(last, reopen(last->base_offset(), segment::open_kind::recover));
   } else if (popped) {
     // A sealed segment becomes the active one again: reopen it with room to grow.

@@ -355,7 +355,7 @@ class partition_log {
     if (start < log_start || start > leo)
       return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start, leo);
     const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
-    if (start >= bound) return log_slice(nullptr, 0, 0, start, start);
+    if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
     auto seg = segs_.pin(start);
     // Retention or delete_records_before may have removed the segments holding `start`
     // since the bound check above: say so rather than hand out later records as if they followed.
@@ -363,10 +363,10 @@ class partition_log {
       return make_error(errc::offset_out_of_range, "{}: offset {} is below the log start {}", dir_.string(), start,
                         log_start_offset());
     for (; seg; seg = segs_.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
-      BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->size()));
+      BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
       if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, ro.max_bytes);
     }
-    return log_slice(nullptr, 0, 0, start, start);
+    return log_slice(nullptr, file_pos{0}, 0, start, start);
   }
 
   /// Kafka's offsetsForTimes: the first record whose timestamp is >= ts, below max_offset

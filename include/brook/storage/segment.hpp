@@ -150,6 +150,8 @@ class segment {
   /// Bytes of whole, appended batches.
   std::uint64_t size() const noexcept { return size_.load(std::memory_order_acquire); }
   bool empty() const noexcept { return size() == 0; }
+  /// size() as a position: just past the last whole batch.
+  file_pos end_pos() const noexcept { return file_pos(static_cast<std::int64_t>(size())); }
   /// Largest batch maxTimestamp in the segment (-1 when empty). For a segment opened on
   /// trust this comes from its time index, a hint; see exact_max_timestamp().
   timestamp_ms max_timestamp() const noexcept { return max_ts_.load(std::memory_order_acquire); }
@@ -159,9 +161,9 @@ class segment {
   /// look older than it is). Retention and time lookups use this. Thread-safe.
   result<timestamp_ms> exact_max_timestamp() const {
     if (max_ts_exact_.load(std::memory_order_acquire)) return max_timestamp();
-    const std::uint64_t limit = size();
+    const file_pos limit = end_pos();
     timestamp_ms m = -1;
-    for (std::uint64_t p = 0; p < limit;) {
+    for (file_pos p{0}; p < limit;) {
       auto h = header_at(p, limit);
       if (!h) return h.error();
       m = std::max(m, h->max_timestamp);
@@ -199,15 +201,15 @@ class segment {
     const std::byte* end = p + batches.size();
     offset next = offset(next_offset_.load(std::memory_order_relaxed));
     timestamp_ms max_ts = max_ts_.load(std::memory_order_relaxed);
-    std::uint64_t at = pos;
+    file_pos at(static_cast<std::int64_t>(pos));
     size_.store(pos + batches.size(), std::memory_order_release);
     while (p < end) {
       batch_header h = decode_batch_header_unchecked(p);
       // The log validated and stamped these batches: offsets only grow within a segment.
       BROOK_ASSERT(h.base_offset >= next, "{}: batch at offset {} overlaps the segment's end {}", log_path_.string(),
                    h.base_offset, next);
-      index_batch(h, file_pos(static_cast<std::int64_t>(at)));
-      if (first_ts_.load(std::memory_order_relaxed) < 0 && at == 0)
+      index_batch(h, at);
+      if (first_ts_.load(std::memory_order_relaxed) < 0 && at == file_pos{0})
         first_ts_.store(h.max_timestamp, std::memory_order_release);
       max_ts = std::max(max_ts, h.max_timestamp);
       next = h.next_offset();
@@ -237,23 +239,24 @@ class segment {
 
   // --- reading, any thread ---
 
-  /// Bytes [pos, pos + len) of the log. REQUIRES: pos + len <= a size() the caller loaded.
-  std::span<const std::byte> bytes(std::uint64_t pos, std::uint64_t len) const noexcept {
-    return {map_->data() + pos, static_cast<std::size_t>(len)};
+  /// Bytes [pos, pos + len) of the log. REQUIRES: pos + len <= an end_pos() the caller loaded.
+  std::span<const std::byte> bytes(file_pos pos, std::uint64_t len) const noexcept {
+    BROOK_ASSERT(pos.value() >= 0, "{}: negative position {}", log_path_.string(), pos);
+    return {map_->data() + pos.value(), static_cast<std::size_t>(len)};
   }
 
   /// Header of the batch at pos, checked against the bytes below `limit`.
-  result<batch_header> header_at(std::uint64_t pos, std::uint64_t limit) const {
-    return check_batch_header(bytes(pos, limit - pos), [&] { return where(pos); });
+  result<batch_header> header_at(file_pos pos, file_pos limit) const {
+    return check_batch_header(bytes(pos, static_cast<std::uint64_t>(limit - pos)), [&] { return where(pos); });
   }
 
   /// Position of the first batch whose last offset is >= target, scanning below `limit`
-  /// (a size() the caller loaded); nullopt if every batch ends before target.
-  result<std::optional<std::uint64_t>> find_position(offset target, std::uint64_t limit) const {
+  /// (an end_pos() the caller loaded); nullopt if every batch ends before target.
+  result<std::optional<file_pos>> find_position(offset target, file_pos limit) const {
     offset_index::entry e = oindex_.lookup(target);
-    std::uint64_t pos = static_cast<std::uint64_t>(e.position.value());
+    file_pos pos = e.position;
     // The index is a hint: use it only if it points at a batch ending exactly at its offset.
-    if (e.position.value() != 0 || e.offset != base_) {
+    if (e.position != file_pos{0} || e.offset != base_) {
       bool good = pos < limit;
       if (good) {
         auto h = header_at(pos, limit);
@@ -261,16 +264,16 @@ class segment {
       }
       if (!good) {
         index_suspect_.store(true, std::memory_order_relaxed);
-        pos = 0;
+        pos = file_pos{0};
       }
     }
     while (pos < limit) {
       auto h = header_at(pos, limit);
       if (!h) return h.error();
-      if (h->last_offset() >= target) return std::optional<std::uint64_t>(pos);
+      if (h->last_offset() >= target) return std::optional<file_pos>(pos);
       pos += h->size_bytes();
     }
-    return std::optional<std::uint64_t>();
+    return std::optional<file_pos>();
   }
 
   /// Time-index hint for offsetsForTimes: an offset at or before the first record with
@@ -282,12 +285,12 @@ class segment {
   /// nullopt when the walk reaches the bound or the segment's end first.
   result<std::optional<timestamp_offset>> first_record_since(timestamp_ms ts, offset from, offset log_start,
                                                              offset bound) const {
-    const std::uint64_t limit = size();
+    const file_pos limit = end_pos();
     BROOK_TRY_ASSIGN(auto pos, find_position(from, limit));
     if (!pos) return std::optional<timestamp_offset>();
-    for (std::uint64_t p = *pos; p < limit;) {
-      BROOK_TRY_ASSIGN(record_batch_view v,
-                       record_batch_view::parse(bytes(p, limit - p), batch_check{}, [&] { return where(p); }));
+    for (file_pos p = *pos; p < limit;) {
+      BROOK_TRY_ASSIGN(record_batch_view v, record_batch_view::parse(bytes(p, static_cast<std::uint64_t>(limit - p)),
+                                                                     batch_check{}, [&] { return where(p); }));
       if (v.base_offset() >= bound) return std::optional<timestamp_offset>();
       if (v.header().max_timestamp >= ts && !v.header().is_control())
         for (const record_view& r : v)
@@ -301,7 +304,7 @@ class segment {
   /// True once a lookup found an index entry that did not match the log (it is then ignored).
   bool index_suspect() const noexcept { return index_suspect_.load(std::memory_order_relaxed); }
 
-  std::string where(std::uint64_t pos) const { return fmt::format("{} at byte {}", log_path_.string(), pos); }
+  std::string where(file_pos pos) const { return fmt::format("{} at byte {}", log_path_.string(), pos); }
 
   /// Removes the segment's files (the log calls this for retention and truncation).
   /// Bytes stay readable through existing mappings until the last reader lets go.
@@ -374,15 +377,16 @@ class segment {
       report.events.push_back(fmt::format("{}: index unusable: {}", log_path_.string(), ir.error().to_string()));
       return false;
     }
-    std::uint64_t pos = 0;
+    const file_pos file_end(static_cast<std::int64_t>(file_size));
+    file_pos pos{0};
     offset next = base_;
     timestamp_ms max_ts = tindex_.last().timestamp;
     offset max_ts_off = tindex_.last().offset;
     if (oindex_.entries() > 0) {
       auto e = oindex_.at(oindex_.entries() - 1);
-      pos = static_cast<std::uint64_t>(e.position.value());
-      if (pos >= file_size) return reject(report, "last index entry points past the end of the log");
-      auto h = header_at(pos, file_size);
+      pos = e.position;
+      if (pos >= file_end) return reject(report, "last index entry points past the end of the log");
+      auto h = header_at(pos, file_end);
       if (!h || h->last_offset() != e.offset) return reject(report, "last index entry does not match the log");
     }
     // A segment that takes appends continues its time index from the largest timestamp so
@@ -392,8 +396,8 @@ class segment {
     // (the check after the tail walk below then rejects a short time index). A sealed
     // segment needs no walk: a prefix of a valid time index still answers lookups right.
     if (writable_ && active_) {
-      for (std::uint64_t p = 0; p < pos;) {
-        auto h = header_at(p, file_size);
+      for (file_pos p{0}; p < pos;) {
+        auto h = header_at(p, file_end);
         if (!h) return reject(report, h.error().message());
         if (h->max_timestamp > max_ts) {
           max_ts = h->max_timestamp;
@@ -404,7 +408,7 @@ class segment {
     }
     timestamp_ms first_ts = -1;
     if (file_size > 0) {
-      auto h0 = header_at(0, file_size);
+      auto h0 = header_at(file_pos{0}, file_end);
       if (!h0) return reject(report, h0.error().message());
       first_ts = h0->max_timestamp;
     }
@@ -412,8 +416,8 @@ class segment {
     // last one, so all the batches after the last entry but the final one add up to at most
     // index.interval.bytes. More than that means entries are missing: a short index.
     std::uint64_t tail_bytes_before_last = 0, last_size = 0;
-    while (pos < file_size) {
-      auto h = header_at(pos, file_size);
+    while (pos < file_end) {
+      auto h = header_at(pos, file_end);
       if (!h) return reject(report, h.error().message());
       tail_bytes_before_last += last_size;
       last_size = h->size_bytes();
@@ -473,11 +477,13 @@ class segment {
       BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
       BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
     }
-    std::uint64_t pos = 0;
+    const file_pos file_end(static_cast<std::int64_t>(file_size));
+    file_pos pos{0};
     offset next = base_;
     std::string why;
-    while (pos < file_size) {
-      auto v = record_batch_view::parse(bytes(pos, file_size - pos), batch_check{}, [&] { return where(pos); });
+    while (pos < file_end) {
+      auto v = record_batch_view::parse(bytes(pos, static_cast<std::uint64_t>(file_end - pos)), batch_check{},
+                                        [&] { return where(pos); });
       if (!v) {
         why = v.error().to_string();
         break;
@@ -491,24 +497,25 @@ class segment {
         why = fmt::format("{}: batch offset {} does not fit the segment", where(pos), h.last_offset());
         break;
       }
-      if (pos == 0) first_ts_.store(h.max_timestamp, std::memory_order_relaxed);
-      index_batch(h, file_pos(static_cast<std::int64_t>(pos)));
+      if (pos == file_pos{0}) first_ts_.store(h.max_timestamp, std::memory_order_relaxed);
+      index_batch(h, pos);
       max_ts_.store(std::max(max_ts_.load(std::memory_order_relaxed), h.max_timestamp), std::memory_order_relaxed);
       next = h.next_offset();
       pos += h.size_bytes();
     }
-    if (pos < file_size) {
-      report.bytes_truncated += file_size - pos;
-      if (next < recovery_point_) report.flushed_bytes_truncated += file_size - pos;
+    const auto kept = static_cast<std::uint64_t>(pos.value());
+    if (kept < file_size) {
+      report.bytes_truncated += file_size - kept;
+      if (next < recovery_point_) report.flushed_bytes_truncated += file_size - kept;
       report.events.push_back(fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(),
-                                          file_size - pos, pos, why));
+                                          file_size - kept, pos, why));
       truncated_ = true;
       if (writable_) {
-        BROOK_TRY(log_.truncate(pos));
+        BROOK_TRY(log_.truncate(kept));
         BROOK_TRY(log_.datasync());
       }
     }
-    size_.store(pos, std::memory_order_release);
+    size_.store(kept, std::memory_order_release);
     next_offset_.store(next.value(), std::memory_order_release);
     if (writable_ && !active_) {
       if (indexer_.max_ts_offset >= base_) tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset);
