@@ -481,12 +481,9 @@ class classic_group {
     if (req.liveness) m.liveness = req.liveness;
   }
 
-  static void fail_callback(join_callback& cb, errc code, const char* why, group_completions& out) {
-    if (!cb) return;
-    auto f = std::exchange(cb, nullptr);
-    out.add([f, code, why] { f(make_error(code, "{}", why)); });
-  }
-  static void fail_callback(sync_callback& cb, errc code, const char* why, group_completions& out) {
+  /// Completes a pending join or sync callback with `code` (once: the callback is taken).
+  template <typename Callback>
+  static void fail_callback(Callback& cb, errc code, const char* why, group_completions& out) {
     if (!cb) return;
     auto f = std::exchange(cb, nullptr);
     out.add([f, code, why] { f(make_error(code, "{}", why)); });
@@ -726,7 +723,8 @@ class classic_group {
     }
   }
 
-  static group_member_metadata member_metadata_of(const member& m, const std::optional<std::string>& protocol) {
+  /// A member as the group's __consumer_offsets record lists it.
+  group_member_metadata member_metadata(const member& m) const {
     group_member_metadata mm;
     mm.member_id = m.id;
     mm.group_instance_id = m.instance_id;
@@ -734,11 +732,10 @@ class classic_group {
     mm.client_host = "in-process";
     mm.rebalance_timeout_ms = static_cast<std::int32_t>(std::min<std::int64_t>(m.rebalance_timeout_ms, INT32_MAX));
     mm.session_timeout_ms = static_cast<std::int32_t>(std::min<std::int64_t>(m.session_timeout_ms, INT32_MAX));
-    if (protocol) mm.subscription = m.metadata_for(*protocol);
+    if (protocol_name_) mm.subscription = m.metadata_for(*protocol_name_);
     mm.assignment = m.assignment;
     return mm;
   }
-  group_member_metadata member_metadata(const member& m) const { return member_metadata_of(m, protocol_name_); }
 
   const std::string id_;
   group_services& s_;

@@ -90,10 +90,12 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
                         h.size_bytes(), config.max_message_bytes);
     BROOK_TRY_ASSIGN(record_batch_view v, record_batch_view::parse(rest, batch_check{}, "appended batch"));
     auto one = rest.first(h.size_bytes());
+    // LogAppendTime (producer appends only) rewrites the batch's maxTimestamp to `now`.
+    const bool stamp_time = ao.assign_offsets && log_append_time;
     if (ao.assign_offsets) {
       BROOK_TRY(detail::check_producer_batch(v, count, config, log_name));
       set_batch_base_offset(one, next);
-      if (log_append_time) set_batch_log_append_time(one, now);
+      if (stamp_time) set_batch_log_append_time(one, now);
       next = next + (std::int64_t{h.last_offset_delta} + 1);
     } else {
       if (h.base_offset < next)
@@ -102,7 +104,7 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
       if (count == 0) out.result.base_offset = h.base_offset;
       next = h.next_offset();
     }
-    out.max_timestamp = std::max(out.max_timestamp, decode_batch_header_unchecked(one.data()).max_timestamp);
+    out.max_timestamp = std::max(out.max_timestamp, stamp_time ? now : h.max_timestamp);
     out.result.records += static_cast<std::size_t>(h.records_count);
     pos += h.size_bytes();
   }
