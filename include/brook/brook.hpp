@@ -30,6 +30,7 @@
 #include <brook/storage/segment.hpp>
 #include <brook/storage/segment_list.hpp>
 #include <brook/storage/log_slice.hpp>
+#include <brook/storage/log_read.hpp>
 #include <brook/storage/log_checkpoints.hpp>
 #include <brook/storage/log_validator.hpp>
 #include <brook/storage/log_loader.hpp>

@@ -81,3 +81,31 @@ TEST_CASE("segment_list: modify runs under the lock and returns the function's v
   f.list.replace_back(f.list.pin(offset(13)));
   CHECK(f.list.size() == 2);
 }
+
+TEST_CASE("segment_list: segments_below counts the segments wholly below an offset, never the last",
+          "[storage][segment_list]") {
+  fixture f;
+  const auto segs = f.list.snapshot();  // 10..12, 13..15, 16..18
+  CHECK(segments_below(segs, offset(12)) == 0);
+  CHECK(segments_below(segs, offset(13)) == 1);
+  CHECK(segments_below(segs, offset(15)) == 1);
+  CHECK(segments_below(segs, offset(16)) == 2);
+  CHECK(segments_below(segs, offset(1000)) == 2);  // the active segment stays
+  CHECK(segments_below({}, offset(5)) == 0);
+}
+
+TEST_CASE("segment_list: describe and size_bytes report every segment", "[storage][segment_list]") {
+  fixture f;
+  const auto d = f.list.describe();
+  REQUIRE(d.size() == 3);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    CHECK(d[i].base_offset == offset(10 + 3 * static_cast<std::int64_t>(i)));
+    CHECK(d[i].next_offset == d[i].base_offset + 3);
+    CHECK(d[i].max_timestamp == 1'002);  // one batch at 1000, 1001, 1002
+    CHECK(d[i].path.filename() == fmt::format("{:020}.log", 10 + 3 * i));
+    total += d[i].size_bytes;
+  }
+  CHECK(f.list.size_bytes() == total);
+  CHECK(total == 3 * f.list.active()->size());
+}

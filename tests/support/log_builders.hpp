@@ -81,6 +81,14 @@ inline std::vector<plain_record> read_all(const partition_log& log, offset from 
 
 /// Segments built directly in a directory (no partition_log): each `spec` is one segment of
 /// `batches` batches of `records` records, timestamps from `ts`; the last one stays active.
+/// 64 KiB segments with 4 KiB indexes: small preallocated files for tests of segments.
+inline log_config small_segment_config() {
+  log_config c;
+  c.segment_bytes = 1 << 16;
+  c.segment_index_bytes = 4096;
+  return c;
+}
+
 struct segment_spec {
   int batches = 1;
   int records = 1;

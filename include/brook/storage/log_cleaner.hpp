@@ -106,6 +106,7 @@
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/segment.hpp>
+#include <brook/storage/segment_list.hpp>
 #include <brook/storage/time_index.hpp>
 #include <brook/core/types.hpp>
 
@@ -173,8 +174,7 @@ inline result<cleanable_info> plan_cleaning(const std::vector<std::shared_ptr<se
   if (segs.empty()) return info;
   offset bound = segs.back()->base_offset();
   if (upper && *upper < bound) bound = *upper;
-  std::size_t n = 0;
-  while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= bound) ++n;
+  std::size_t n = segments_below(segs, bound);
   if (config.min_compaction_lag.count() > 0) {
     for (std::size_t i = 0; i < n; ++i) {
       if (segs[i + 1]->base_offset() <= fd) continue;  // wholly clean
@@ -268,6 +268,25 @@ inline result<void> add_segment_to_map(const segment& s, offset from, offset_map
       if (r.offset() >= from && !r.key().is_null()) map.put(key_view(r.key()), r.offset());
   }
   return ok();
+}
+
+/// Kafka's buildOffsetMap over a plan: the keys of every cleanable segment that is not
+/// wholly clean. The map's keys are views into `segs`: keep them pinned while it lives.
+inline result<void> build_offset_map(const std::vector<std::shared_ptr<segment>>& segs, const cleanable_info& p,
+                                     offset_map& map) {
+  for (std::size_t i = 0; i < p.segments; ++i)
+    if (segs[i + 1]->base_offset() > p.first_dirty) BROOK_TRY(add_segment_to_map(*segs[i], p.first_dirty, map));
+  return ok();
+}
+
+/// A pass's stats before it runs: what the plan covers, and where the first dirty offset
+/// ends up (the first uncleanable offset, unless there is nothing to clean).
+inline compact_stats stats_before_pass(const cleanable_info& p) {
+  compact_stats st;
+  st.segments_cleanable = p.segments;
+  st.first_dirty_before = p.first_dirty;
+  st.first_dirty_after = p.segments == 0 ? p.first_dirty : std::max(p.first_dirty, p.first_uncleanable);
+  return st;
 }
 
 /// `<file>.cleaned` / `<file>.swap` next to `file`.

@@ -1,13 +1,6 @@
-// A partition's log: a directory of segments (segment.hpp) plus two Kafka
-// checkpoint files, as Kafka lays out `<log dir>/<topic>-<partition>/`:
-//
-//   00000000000000000000.log / .index / .timeindex
-//   00000000000000004096.log / .index / .timeindex      <- active segment
-//   recovery-point-offset-checkpoint                    <- see below
-//   log-start-offset-checkpoint
-//   cleaner-offset-checkpoint                           <- once compacted (log_cleaner.hpp)
-//   leader-epoch-checkpoint, replication-offset-checkpoint  <- a replica's (replication/),
-//                                                          left alone here
+// A partition's log: a directory of segments (segment.hpp) plus Kafka's checkpoint
+// files, as Kafka lays out `<log dir>/<topic>-<partition>/` (every file name, with a
+// diagram of the directory, is in partition_files.hpp).
 //
 // Kafka keeps the checkpoints once per log dir; brook keeps them per
 // partition directory (same text format, one entry) so that a partition log
@@ -34,7 +27,7 @@
 //
 // The log's parts live in their own headers: opening and recovery in log_loader.hpp, the
 // segment list readers pin in segment_list.hpp, append validation in log_validator.hpp,
-// retention in log_retention.hpp, truncation in log_truncation.hpp, the checkpoints in
+// reads and timestamp lookups in log_read.hpp, retention in log_retention.hpp, truncation in log_truncation.hpp, the checkpoints in
 // log_checkpoints.hpp and compaction in log_cleaner.hpp. This class holds the positions
 // (log start <= recovery point <= log end, asserted at every change) and the locking.
 //
@@ -53,7 +46,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -68,6 +60,7 @@
 
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
+#include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
@@ -76,6 +69,7 @@
 #include <brook/storage/log_cleaner.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/log_loader.hpp>
+#include <brook/storage/log_read.hpp>
 #include <brook/storage/log_retention.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/log_truncation.hpp>
@@ -84,22 +78,6 @@
 #include <brook/storage/segment_list.hpp>
 
 namespace brook {
-
-struct read_options {
-  /// Stop adding batches once this many bytes are in the slice (the first batch is always
-  /// returned whole, as in Kafka's fetch since KIP-74). Default 1 MiB (max.partition.fetch.bytes).
-  std::size_t max_bytes = 1024 * 1024;
-  /// Exclusive upper bound on offsets returned (the high watermark); default log end.
-  std::optional<offset> max_offset{};
-};
-
-struct segment_info {
-  offset base_offset;
-  offset next_offset;
-  std::uint64_t size_bytes;
-  timestamp_ms max_timestamp;
-  fs::path path;
-};
 
 class partition_log {
  public:
@@ -128,20 +106,9 @@ class partition_log {
   /// Everything below this offset has been flushed to disk.
   offset recovery_point() const noexcept { return offset(recovery_point_.load(std::memory_order_acquire)); }
 
-  std::vector<segment_info> segments() const {
-    std::vector<segment_info> out;
-    for (const auto& s : segs_.snapshot()) {
-      auto m = s->exact_max_timestamp();  // verified once per segment (the time index is a hint)
-      out.push_back({s->base_offset(), s->next_offset(), s->size(), m ? *m : s->max_timestamp(), s->log_path()});
-    }
-    return out;
-  }
+  std::vector<segment_info> segments() const { return segs_.describe(); }
   std::size_t segment_count() const { return segs_.size(); }
-  std::uint64_t size_bytes() const {
-    std::uint64_t n = 0;
-    for (const auto& s : segs_.snapshot()) n += s->size();
-    return n;
-  }
+  std::uint64_t size_bytes() const { return segs_.size_bytes(); }
 
   // ------------------------------------------------------------------ writing
 
@@ -156,7 +123,7 @@ class partition_log {
     const timestamp_ms now = config_.clock->now_ms();
     BROOK_TRY_ASSIGN(validated_append v, validate_append(batches, ao, config_, log_end_offset(), now, dir_.string()));
     BROOK_TRY(write_batches(batches, v.result.last_offset, v.max_timestamp, now));
-    log_end_.store((v.result.last_offset + 1).value(), std::memory_order_seq_cst);  // seq_cst: pairs with waiters_
+    log_end_.store((v.result.last_offset + 1).value(), std::memory_order_release);
     notify_waiters();
 
     unflushed_records_ += static_cast<std::int64_t>(v.result.records);
@@ -225,10 +192,7 @@ class partition_log {
                         dir_.string(), o, log_end_offset());
     if (o <= log_start_offset()) return ok();
     set_log_start(o);
-    const auto segs = segs_.snapshot();
-    std::size_t n = 0;
-    while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= o) ++n;
-    if (n > 0) BROOK_TRY(delete_oldest(n));
+    if (const std::size_t n = segments_below(segs_.snapshot(), o); n > 0) BROOK_TRY(delete_oldest(n));
     return write_checkpoints();
   }
 
@@ -321,16 +285,10 @@ class partition_log {
     const timestamp_ms now = config_.clock->now_ms();
     const auto segs = segs_.snapshot();  // pins every segment the map's keys point into
     BROOK_TRY_ASSIGN(cleanable_info p, plan(segs, co.upper_bound, now));
-    compact_stats st;
-    st.segments_cleanable = p.segments;
-    st.first_dirty_before = p.first_dirty;
-    st.first_dirty_after = p.segments == 0 ? p.first_dirty : std::max(p.first_dirty, p.first_uncleanable);
+    compact_stats st = detail::stats_before_pass(p);
     if (p.segments == 0) return st;
-
     offset_map map;
-    for (std::size_t i = 0; i < p.segments; ++i)
-      if (segs[i + 1]->base_offset() > p.first_dirty)
-        BROOK_TRY(detail::add_segment_to_map(*segs[i], p.first_dirty, map));
+    BROOK_TRY(detail::build_offset_map(segs, p, map));
     const detail::record_filter filter{&map, now, config_.delete_retention.count()};
     for (std::size_t i = 0; i < p.segments; ++i) {
       BROOK_TRY_ASSIGN(bool go_on, clean_one(segs[i], filter, co, gen, st));
@@ -347,7 +305,7 @@ class partition_log {
   // ------------------------------------------------------------------ reading
 
   /// Whole batches starting with the one that holds `start`, up to max_bytes and below
-  /// max_offset, from one segment. Empty when start is at the bound.
+  /// max_offset, from one segment (storage/log_read.hpp). Empty when start is at the bound.
   /// offset_out_of_range outside [log start, log end].
   result<log_slice> read(offset start, read_options ro = {}) const {
     const offset log_start = log_start_offset();
@@ -356,17 +314,7 @@ class partition_log {
       return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start, leo);
     const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
     if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
-    auto seg = segs_.pin(start);
-    // Retention or delete_records_before may have removed the segments holding `start`
-    // since the bound check above: say so rather than hand out later records as if they followed.
-    if (seg && start < seg->base_offset())
-      return make_error(errc::offset_out_of_range, "{}: offset {} is below the log start {}", dir_.string(), start,
-                        log_start_offset());
-    for (; seg; seg = segs_.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
-      BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
-      if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, ro.max_bytes);
-    }
-    return log_slice(nullptr, file_pos{0}, 0, start, start);
+    return read_segments(segs_, start, bound, ro.max_bytes, dir_);
   }
 
   /// Kafka's offsetsForTimes: the first record whose timestamp is >= ts, below max_offset
@@ -382,16 +330,15 @@ class partition_log {
   }
 
   /// Blocks until the log end passes `after` (some offset >= after was appended), the log
-  /// is closed, or the deadline passes. Returns whether data is there. No polling.
+  /// is closed, or the deadline passes. Returns whether data is there. No polling: each
+  /// change of the log end or close bumps a notifier this waits on.
   bool wait_for_data(offset after, std::chrono::steady_clock::time_point deadline) const {
-    if (log_end_offset() > after) return true;
-    std::unique_lock lk(wait_mu_);
-    waiters_.fetch_add(1, std::memory_order_seq_cst);
-    bool got = wait_cv_.wait_until(lk, deadline, [&] {
-      return log_end_.load(std::memory_order_seq_cst) > after.value() || closed_flag_.load(std::memory_order_seq_cst);
-    });
-    waiters_.fetch_sub(1, std::memory_order_seq_cst);
-    return got && log_end_offset() > after;
+    for (;;) {
+      const std::uint64_t seen = changed_.sequence();
+      if (log_end_offset() > after) return true;
+      if (closed_flag_.load(std::memory_order_acquire)) return false;
+      if (!changed_.wait(seen, deadline)) return log_end_offset() > after;
+    }
   }
 
  private:
@@ -460,14 +407,11 @@ class partition_log {
     assert_positions();
   }
 
+  /// After the log end moved or the log closed: wakes wait_for_data (the notifier's bump
+  /// follows the store, and a waiter reads the sequence before the log end: none is lost).
   void notify_waiters() {
-    if (closed_) closed_flag_.store(true, std::memory_order_seq_cst);
-    // The store of log_end_ (or closed_flag_) and this load, and the waiter's increment and
-    // its load of log_end_, are all seq_cst: one side always sees the other, so no wakeup is lost.
-    if (waiters_.load(std::memory_order_seq_cst) > 0) {
-      { std::lock_guard lk(wait_mu_); }
-      wait_cv_.notify_all();
-    }
+    if (closed_) closed_flag_.store(true, std::memory_order_release);
+    changed_.notify();
   }
 
   result<seg_ptr> open_segment(offset base, segment::open_kind kind, bool active_seg,
@@ -614,17 +558,7 @@ class partition_log {
   result<std::optional<timestamp_offset>> offset_for_timestamp_once(timestamp_ms ts,
                                                                     std::optional<offset> max_offset) const {
     const offset bound = max_offset ? std::min(*max_offset, log_end_offset()) : log_end_offset();
-    const offset log_start = log_start_offset();
-    for (const auto& s : segs_.snapshot()) {
-      if (s->max_timestamp() < ts) {
-        BROOK_TRY_ASSIGN(timestamp_ms exact, s->exact_max_timestamp());  // never skip a segment on a stale hint
-        if (exact < ts) continue;
-      }
-      const offset from = std::max(s->time_lookup(ts), log_start);
-      BROOK_TRY_ASSIGN(auto found, s->first_record_since(ts, from, log_start, bound));
-      if (found) return found;
-    }
-    return std::optional<timestamp_offset>();
+    return find_offset_by_timestamp(segs_.snapshot(), ts, log_start_offset(), bound);
   }
 
   // ------------------------------------------------------------------ checkpoints
@@ -657,9 +591,7 @@ class partition_log {
   std::atomic<std::uint64_t> structure_gen_{0};  // bumped by truncations (written under writer_mu_)
   std::atomic<std::int64_t> first_dirty_{0};     // the cleaner's first dirty offset
 
-  mutable std::mutex wait_mu_;
-  mutable std::condition_variable wait_cv_;
-  mutable std::atomic<int> waiters_{0};
+  mutable notifier changed_;  // bumped when the log end moves or the log closes (wait_for_data)
   std::atomic<bool> closed_flag_{false};
 };
 

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +25,23 @@
 #include <brook/storage/segment.hpp>
 
 namespace brook {
+
+/// One segment as partition_log::segments() describes it.
+struct segment_info {
+  offset base_offset;
+  offset next_offset;
+  std::uint64_t size_bytes;
+  timestamp_ms max_timestamp;  ///< verified against the batch headers (the time index is a hint)
+  std::filesystem::path path;
+};
+
+/// How many leading segments of `segs` (oldest first) hold only offsets below `o`: those
+/// whose successor starts at or below `o`. Never counts the last segment.
+inline std::size_t segments_below(const std::vector<std::shared_ptr<segment>>& segs, offset o) {
+  std::size_t n = 0;
+  while (n + 1 < segs.size() && segs[n + 1]->base_offset() <= o) ++n;
+  return n;
+}
 
 class segment_list {
  public:
@@ -37,6 +56,21 @@ class segment_list {
   std::size_t size() const {
     std::lock_guard lk(mu_);
     return segs_.size();
+  }
+  /// Bytes of whole batches in every segment.
+  std::uint64_t size_bytes() const {
+    std::uint64_t n = 0;
+    for (const auto& s : snapshot()) n += s->size();
+    return n;
+  }
+  /// Each segment's offsets, size, largest timestamp and path, oldest first.
+  std::vector<segment_info> describe() const {
+    std::vector<segment_info> out;
+    for (const auto& s : snapshot()) {
+      auto m = s->exact_max_timestamp();  // verified once per segment
+      out.push_back({s->base_offset(), s->next_offset(), s->size(), m ? *m : s->max_timestamp(), s->log_path()});
+    }
+    return out;
   }
   /// The active (last) segment. REQUIRES: the list is not empty.
   seg_ptr active() const {

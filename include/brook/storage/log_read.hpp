@@ -1,0 +1,68 @@
+// Reading a log's segments: a slice of whole batches from an offset (Kafka's
+// LocalLog.read) and the first record at or after a timestamp (offsetsForTimes,
+// UnifiedLog.fetchOffsetByTimestamp). partition_log checks the offsets against its
+// log start and log end and calls these; they walk a segment_list, pinning one
+// segment at a time, and never take the log's writer lock.
+//
+// Thread-safety: free functions; safe alongside appends, retention and compaction
+// (each segment they read is pinned, so its bytes outlive a concurrent removal).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+
+#include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
+#include <brook/storage/log_slice.hpp>
+#include <brook/storage/segment.hpp>
+#include <brook/storage/segment_list.hpp>
+
+namespace brook {
+
+struct read_options {
+  /// Stop adding batches once this many bytes are in the slice (the first batch is always
+  /// returned whole, as in Kafka's fetch since KIP-74). Default 1 MiB (max.partition.fetch.bytes).
+  std::size_t max_bytes = 1024 * 1024;
+  /// Exclusive upper bound on offsets returned (the high watermark); default log end.
+  std::optional<offset> max_offset{};
+};
+
+/// Whole batches of `segs` starting with the one that holds `start`, below `bound`, up to
+/// `max_bytes`, from one segment; empty when no batch holds `start` or a later offset.
+/// offset_out_of_range when the segments holding `start` were removed (retention or
+/// delete_records_before raced the caller's check): later records are never handed out as
+/// if they followed. REQUIRES: start < bound <= the log end the caller loaded.
+inline result<log_slice> read_segments(const segment_list& segs, offset start, offset bound, std::size_t max_bytes,
+                                       const std::filesystem::path& dir) {
+  auto seg = segs.pin(start);
+  if (seg && start < seg->base_offset())
+    return make_error(errc::offset_out_of_range, "{}: offset {} is below the oldest segment (base {}): the log start moved",
+                      dir.string(), start, seg->base_offset());
+  for (; seg; seg = segs.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
+    BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
+    if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, max_bytes);
+  }
+  return log_slice(nullptr, file_pos{0}, 0, start, start);
+}
+
+/// The first record of `segs` at or after `log_start` and below `bound` whose timestamp is
+/// >= ts (control batches skipped); nullopt when there is none. A segment whose time-index
+/// maximum says it is older is skipped only once its batch headers confirm it.
+inline result<std::optional<timestamp_offset>> find_offset_by_timestamp(const segment_list::vector& segs,
+                                                                        timestamp_ms ts, offset log_start,
+                                                                        offset bound) {
+  for (const auto& s : segs) {
+    if (s->max_timestamp() < ts) {
+      BROOK_TRY_ASSIGN(timestamp_ms exact, s->exact_max_timestamp());  // never skip a segment on a stale hint
+      if (exact < ts) continue;
+    }
+    const offset from = std::max(s->time_lookup(ts), log_start);
+    BROOK_TRY_ASSIGN(auto found, s->first_record_since(ts, from, log_start, bound));
+    if (found) return found;
+  }
+  return std::optional<timestamp_offset>();
+}
+
+}  // namespace brook
