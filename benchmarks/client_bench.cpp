@@ -46,10 +46,10 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <boost/lockfree/spsc_queue.hpp>
 #include <concurrentqueue/blockingconcurrentqueue.h>
 #include <concurrentqueue/concurrentqueue.h>
 #include <fmt/format.h>
+#include <boost/lockfree/spsc_queue.hpp>
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
@@ -166,7 +166,9 @@ class latencies {
   void report(benchmark::State& state, const std::string& prefix) {
     if (ns_.empty()) return;
     std::sort(ns_.begin(), ns_.end());
-    auto at = [&](double q) { return static_cast<double>(ns_[static_cast<std::size_t>(q * static_cast<double>(ns_.size() - 1))]) / 1e3; };
+    auto at = [&](double q) {
+      return static_cast<double>(ns_[static_cast<std::size_t>(q * static_cast<double>(ns_.size() - 1))]) / 1e3;
+    };
     state.counters[prefix + "p50_us"] = at(0.50);
     state.counters[prefix + "p99_us"] = at(0.99);
     if (prefix.empty()) {
@@ -244,8 +246,10 @@ void BM_PubSub1P1C(benchmark::State& state) {
       send_paced(n, rate, [&](std::int64_t i) {
         stamp(m.bytes.data(), i);
         prod.send(rec, [a](const result<record_metadata>& md) {
-          if (!md || md->offset.value() < 0 || md->offset.value() >= a->n) ++a->errors;
-          else if (a->timed) a->at[static_cast<std::size_t>(md->offset.value())] = now_ns();
+          if (!md || md->offset.value() < 0 || md->offset.value() >= a->n)
+            ++a->errors;
+          else if (a->timed)
+            a->at[static_cast<std::size_t>(md->offset.value())] = now_ns();
         });
       });
       (void)prod.flush();
@@ -256,8 +260,10 @@ void BM_PubSub1P1C(benchmark::State& state) {
     const char* error = nullptr;
     while (received < n && error == nullptr) {
       auto recs = con.poll(std::chrono::seconds(10));
-      if (!recs) error = "poll failed";
-      else if (recs->empty()) error = "no record for 10 s";
+      if (!recs)
+        error = "poll failed";
+      else if (recs->empty())
+        error = "no record for 10 s";
       if (error) break;
       const std::int64_t now = now_ns();
       for (const auto& r : *recs) {
@@ -296,7 +302,13 @@ void BM_PubSub1P1C(benchmark::State& state) {
   ack.report(state, "ack_");
   cpu.report(state, state.iterations() * n);
 }
-BENCHMARK(BM_PubSub1P1C)->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PubSub1P1C)
+    ->ArgName("rate")
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // ------------------------------------------------------------------ in-memory queue baselines
 
@@ -386,13 +398,28 @@ void BM_QueueBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_QueueBaseline<moodycamel_spin>)
     ->Name("BM_QueueBaseline/moodycamel")
-    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->ArgName("rate")
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_QueueBaseline<moodycamel_blocking>)
     ->Name("BM_QueueBaseline/moodycamel_blocking")
-    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->ArgName("rate")
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_QueueBaseline<boost_spsc>)
     ->Name("BM_QueueBaseline/boost_spsc")
-    ->ArgName("rate")->Arg(0)->Arg(100'000)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->ArgName("rate")
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // ------------------------------------------------------------------ keyed produce
 
@@ -430,6 +457,12 @@ void BM_ProduceKeyed(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * keyed_records);
   cpu.report(state, state.iterations() * keyed_records);
 }
-BENCHMARK(BM_ProduceKeyed)->ArgName("linger_ms")->Arg(0)->Arg(5)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProduceKeyed)
+    ->ArgName("linger_ms")
+    ->Arg(0)
+    ->Arg(5)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

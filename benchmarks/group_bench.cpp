@@ -85,7 +85,8 @@ std::map<std::string, std::int32_t> bench_topics() {
 std::vector<brook::member_subscription> bench_members(const std::map<std::string, std::int32_t>& topics) {
   std::vector<brook::member_subscription> out(kMembers);
   for (int i = 0; i < kMembers; ++i) {
-    out[static_cast<std::size_t>(i)].member_id = fmt::format("consumer-{}-{:08x}", i, static_cast<unsigned>(i) * 2654435761u);
+    out[static_cast<std::size_t>(i)].member_id =
+        fmt::format("consumer-{}-{:08x}", i, static_cast<unsigned>(i) * 2654435761u);
     for (const auto& [t, n] : topics) out[static_cast<std::size_t>(i)].topics.push_back(t);
   }
   return out;
@@ -172,8 +173,8 @@ class generation_board {
     auto settled = [&] {
       if (generations_.size() != n) return false;
       const std::int32_t g = generations_.begin()->second;
-      return g > after && std::all_of(generations_.begin(), generations_.end(),
-                                      [&](const auto& kv) { return kv.second == g; });
+      return g > after &&
+             std::all_of(generations_.begin(), generations_.end(), [&](const auto& kv) { return kv.second == g; });
     };
     if (!cv_.wait_for(lk, 10s, settled)) return -1;
     return generations_.begin()->second;
@@ -213,8 +214,7 @@ struct group_fixture {
 /// reports each assignment's generation to the board.
 class bench_member : public brook::rebalance_listener {
  public:
-  bench_member(group_fixture& f, generation_board& board, int slot, const std::string& group,
-               const std::string& topic)
+  bench_member(group_fixture& f, generation_board& board, int slot, const std::string& group, const std::string& topic)
       : board_(board), slot_(slot), consumer_(*f.dd, *f.coord, config(group)) {
     thread_ = std::thread([this, topic] {
       go_.wait(false);
@@ -303,11 +303,13 @@ void BM_GroupRebalance(benchmark::State& state, bool time_join) {
   report_samples(state, samples);
   state.counters["cpu_us"] = benchmark::Counter(cpu_us, benchmark::Counter::kAvgIterations);
 }
-BENCHMARK_CAPTURE(BM_GroupRebalance, trigger:join, true)
+BENCHMARK_CAPTURE(BM_GroupRebalance, trigger
+                  : join, true)
     ->Iterations(kRebalanceIterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GroupRebalance, trigger:leave, false)
+BENCHMARK_CAPTURE(BM_GroupRebalance, trigger
+                  : leave, false)
     ->Iterations(kRebalanceIterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
@@ -579,8 +581,10 @@ void BM_ConsumeAssigned(benchmark::State& state) {
         go.wait(false);
         while (!failed && !progress.all_done()) {
           auto r = c.poll(100ms);
-          if (!r) failed = true;
-          else progress.add(*r, payload);
+          if (!r)
+            failed = true;
+          else
+            progress.add(*r, payload);
         }
         benchmark::DoNotOptimize(payload);
       });

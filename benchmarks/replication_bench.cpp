@@ -299,8 +299,8 @@ void BM_PwriteX3(benchmark::State& state, medium m, std::size_t value_size) {
     scratch dir(root_of(m));
     int fds[3];
     for (int i = 0; i < 3; ++i) {
-      fds[i] = ::open((dir.path() / fmt::format("replica-{}.log", i)).c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC,
-                      0644);
+      fds[i] =
+          ::open((dir.path() / fmt::format("replica-{}.log", i)).c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
       if (fds[i] < 0) return state.SkipWithError("open failed");
     }
     const double cpu0 = process_cpu_seconds();
@@ -336,7 +336,8 @@ result<append_result> produce_all(cluster& c, std::chrono::milliseconds wait) {
   auto bytes = b.finish();
   auto p = std::make_shared<std::promise<result<append_result>>>();
   auto f = p->get_future();
-  c.produce(topic, brook::partition_id{0}, bytes, acks_mode::all, std::chrono::milliseconds(5000), [p](const result<append_result>& r) { p->set_value(r); });
+  c.produce(topic, brook::partition_id{0}, bytes, acks_mode::all, std::chrono::milliseconds(5000),
+            [p](const result<append_result>& r) { p->set_value(r); });
   if (f.wait_for(wait) != std::future_status::ready) return make_error(errc::request_timed_out, "no answer");
   return f.get();
 }
@@ -421,10 +422,13 @@ void BM_Failover(benchmark::State& state, medium m, bool crash) {
   state.counters["elected_ms"] = median(elected_ms);
   state.counters["after_election_ms"] = median(after_ms);
   state.counters["failover_ms"] = median(failover_ms);
-  state.counters["failover_min_ms"] = failover_ms.empty() ? 0 : *std::min_element(failover_ms.begin(), failover_ms.end());
-  state.counters["failover_max_ms"] = failover_ms.empty() ? 0 : *std::max_element(failover_ms.begin(), failover_ms.end());
+  state.counters["failover_min_ms"] =
+      failover_ms.empty() ? 0 : *std::min_element(failover_ms.begin(), failover_ms.end());
+  state.counters["failover_max_ms"] =
+      failover_ms.empty() ? 0 : *std::max_element(failover_ms.begin(), failover_ms.end());
   state.counters["session_timeout_ms"] = static_cast<double>(session_timeout_ms);
-  state.counters["attempts"] = static_cast<double>(attempts) / static_cast<double>(std::max<std::int64_t>(1, state.iterations()));
+  state.counters["attempts"] =
+      static_cast<double>(attempts) / static_cast<double>(std::max<std::int64_t>(1, state.iterations()));
 }
 
 // ------------------------------------------------------------------ registration
@@ -433,8 +437,8 @@ const bool registered = [] {
   for (medium m : {medium::tmpfs, medium::disk}) {
     for (std::size_t size : {std::size_t{100}, std::size_t{1024}}) {
       const std::string suffix = fmt::format("{}/{}B", name_of(m), size);
-      for (auto [acks, an] : {std::pair{acks_mode::none, "0"}, std::pair{acks_mode::leader, "1"},
-                              std::pair{acks_mode::all, "all"}})
+      for (auto [acks, an] :
+           {std::pair{acks_mode::none, "0"}, std::pair{acks_mode::leader, "1"}, std::pair{acks_mode::all, "all"}})
         benchmark::RegisterBenchmark(fmt::format("BM_ReplProduce/{}/acks={}", suffix, an).c_str(), BM_ReplProduce, m,
                                      size, acks)
             ->Iterations(1)

@@ -65,7 +65,7 @@ struct member {
       cfg.group_id = group;
       cfg.client_id = name;  // the prefix of the member id the coordinator gives it
       cfg.consumer.auto_offset_reset = brook::offset_reset::earliest;  // where the group has no commit yet
-      brook::group_consumer c(dd, coord, cfg);  // auto-commit on: at-least-once
+      brook::group_consumer c(dd, coord, cfg);                         // auto-commit on: at-least-once
       listener.consumer = &c;
       if (!c.subscribe({topic}, &listener)) st.failed = true;
       while (!stop && !st.failed) {
@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   if (!dd) return fmt::print(stderr, "open: {}\n", dd.error().to_string()), 1;
   brook::topic_config tc;
   tc.partitions = partitions;
-  if (auto r = (*dd)->create_topic(topic, tc); !r) return fmt::print(stderr, "create_topic: {}\n", r.error().to_string()), 1;
+  if (auto r = (*dd)->create_topic(topic, tc); !r)
+    return fmt::print(stderr, "create_topic: {}\n", r.error().to_string()), 1;
 
   // The coordinator, its timer thread driving session and rebalance timeouts. A new group
   // waits group.initial.rebalance.delay.ms for more members before its first rebalance;
@@ -201,8 +202,9 @@ int main(int argc, char** argv) {
     if (part && c != committed.end() && c->second.off == (*part)->high_watermark()) ++at_end;
   }
   ok = ok && !st.failed && consumed_all() && at_end == partitions;
-  fmt::print("{} records sent, all consumed: {}, {} delivered more than once (at-least-once); "
-             "committed offsets at the end of {} of {} partitions: {}\n",
-             sent.load(), consumed_all() ? "yes" : "no", redelivered, at_end, partitions, ok ? "OK" : "FAILED");
+  fmt::print(
+      "{} records sent, all consumed: {}, {} delivered more than once (at-least-once); "
+      "committed offsets at the end of {} of {} partitions: {}\n",
+      sent.load(), consumed_all() ? "yes" : "no", redelivered, at_end, partitions, ok ? "OK" : "FAILED");
   return ok ? 0 : 1;
 }

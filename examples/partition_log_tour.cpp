@@ -1,5 +1,5 @@
-// partition_log_tour: the storage layer on its own. Write records to a partition log, read them back, look one up by time,
-// close, reopen, and show that nothing was lost. Run it from scripts/demo.sh.
+// partition_log_tour: the storage layer on its own. Write records to a partition log, read them back, look one up by
+// time, close, reopen, and show that nothing was lost. Run it from scripts/demo.sh.
 //
 // Usage: partition_log_tour [DIR]   (default: a fresh directory under /tmp)
 #include <cstdio>

@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
   std::sort(all.begin(), all.end());
   auto pct = [&](double q) { return all.empty() ? 0.0 : double(all[std::size_t(q * double(all.size() - 1))]) / 1e3; };
   std::printf("%zu records in %.3f s: %.0f records/s\n", all.size(), seconds, double(all.size()) / seconds);
-  std::printf("end-to-end latency (us): p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", pct(0.5), pct(0.99),
-              pct(0.999), pct(1.0));
+  std::printf("end-to-end latency (us): p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", pct(0.5), pct(0.99), pct(0.999),
+              pct(1.0));
   long keys_ok = 0, keys_total = 0;
   for (auto& per_consumer : seen)
     for (auto& [key, ks] : per_consumer) {

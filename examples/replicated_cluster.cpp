@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   cfg.broker.min_insync_replicas = 2;
   cfg.controller.broker_session_timeout = std::chrono::milliseconds(1000);  // Kafka's 9 s would make a slow demo
   cfg.broker_heartbeat_interval = std::chrono::milliseconds(100);           // well inside the session timeout
-  cfg.broker.dir.defaults.flush_messages = 500;     // fsync every 500 records: the crash keeps a prefix
+  cfg.broker.dir.defaults.flush_messages = 500;  // fsync every 500 records: the crash keeps a prefix
   auto opened = brook::cluster::open(root, cfg);
   if (!opened) return fmt::print(stderr, "open: {}\n", opened.error().to_string()), 1;
   brook::cluster& c = **opened;

@@ -18,6 +18,7 @@ BROOK_DEPS_PACKAGES=(
   libboost-dev libfmt-dev catch2
   libbenchmark-dev libconcurrentqueue-dev librocksdb-dev  # benchmarks and their baselines
   clang libclang-rt-14-dev                                # the libFuzzer target
+  clang-format                                            # scripts/format.sh (test.sh's format stage)
   ccache                                                  # rebuilds, and CI after a local run
 )
 

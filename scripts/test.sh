@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds and tests brook the way CI does (.ci/run calls this with no arguments).
 #
-#   ./scripts/test.sh                 # every stage: release asan tsan fuzz
+#   ./scripts/test.sh                 # every stage: format release asan tsan fuzz
 #   ./scripts/test.sh --quick         # release only
 #   ./scripts/test.sh asan tsan       # just these stages, in this order
 #   BROOK_TEST_STAGES="release asan" ./scripts/test.sh
 #
 # Stages (presets in CMakePresets.json, build trees in build/<preset>):
+#   format   scripts/format.sh: every tracked C++ file matches .clang-format
 #   release  Release, GCC: all targets (tests, benchmarks, examples, tools), every test
 #   debug    Debug, GCC: all targets, every test (not in the default run)
 #   asan     Debug + ASan/UBSan, GCC: every test
@@ -27,8 +28,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-default_stages=(release asan tsan fuzz)
-known_stages=" release debug asan tsan fuzz "
+default_stages=(format release asan tsan fuzz)
+known_stages=" format release debug asan tsan fuzz "
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 
@@ -151,6 +152,12 @@ stage_npm() {
   npm ci --prefix tests/compat --no-audit --no-fund
 }
 
+stage_format() {
+  banner "format: scripts/format.sh"
+  step="scripts/format.sh (run ./scripts/format.sh --fix)"
+  ./scripts/format.sh
+}
+
 stage_full() {  # release or debug or asan: every target, every test
   local preset=$1
   banner "$preset: configure, build all targets, ctest (preset $preset)"
@@ -223,6 +230,7 @@ done
 for s in "${stages[@]}"; do
   t=$(date +%s)
   case "$s" in
+    format) stage_format; detail="every file formatted" ;;
     release | debug | asan) stage_full "$s"; detail=$ctest_result ;;
     tsan) stage_tsan; detail=$ctest_result ;;
     fuzz) fuzz_result=""; stage_fuzz; detail=$fuzz_result ;;

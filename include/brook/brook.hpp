@@ -3,6 +3,8 @@
 // hands out).
 #pragma once
 
+// The includes go layer by layer, lowest first, each in its layer's order (docs/design.md).
+// clang-format off
 #include <brook/version.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
@@ -80,3 +82,4 @@
 
 // embedded
 #include <brook/embedded/node.hpp>
+// clang-format on

@@ -3,5 +3,5 @@
 // Includes less than <brook/brook.hpp> (no replication, no format internals beyond records).
 #pragma once
 
-#include <brook/version.hpp>
 #include <brook/embedded/node.hpp>
+#include <brook/version.hpp>

@@ -53,15 +53,14 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/partitioner.hpp>
 #include <brook/client/producer.hpp>
 #include <brook/storage/data_dir.hpp>
 #include "support/seeds.hpp"
-
 
 using namespace brook;
 using namespace std::chrono_literals;
@@ -129,8 +128,10 @@ class scratch_dir {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::path base = fs::temp_directory_path();
-    if (const char* d = std::getenv("BROOK_PUBSUB_DIR"); d != nullptr && *d != 0) base = d;
-    else if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+    if (const char* d = std::getenv("BROOK_PUBSUB_DIR"); d != nullptr && *d != 0)
+      base = d;
+    else if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0)
+      base = "/dev/shm";
     std::string tmpl = (base / (prefix + "-XXXXXX")).string();
     if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + " failed");
     path_ = tmpl;
@@ -160,9 +161,9 @@ const std::vector<std::string> keys = {"", "alpha", "bravo", "charlie", "delta",
 
 /// What a record says about itself. Everything else about it is a function of these.
 struct record_id {
-  std::int32_t thread = 0;     // sending thread
-  std::int64_t seq = 0;        // per-thread sequence
-  std::int32_t key = -1;       // index into `keys`, -1 = null key
+  std::int32_t thread = 0;       // sending thread
+  std::int64_t seq = 0;          // per-thread sequence
+  std::int32_t key = -1;         // index into `keys`, -1 = null key
   std::int32_t explicit_p = -1;  // partition given in producer_record, -1 = partitioner's choice
 };
 
@@ -263,10 +264,11 @@ struct pubsub_params {
     static const char* modes[] = {"own producer each", "one shared producer", "two shared producers"};
     std::string cs;
     for (const auto& c : ccfg)
-      cs += fmt::format("; consumer max.poll.records {} max.partition.fetch.bytes {} fetch.max.bytes {} "
-                        "fetch.min.bytes {} fetch.max.wait.ms {}",
-                        c.max_poll_records, c.max_partition_fetch_bytes, c.fetch_max_bytes, c.fetch_min_bytes,
-                        c.fetch_max_wait.count());
+      cs += fmt::format(
+          "; consumer max.poll.records {} max.partition.fetch.bytes {} fetch.max.bytes {} "
+          "fetch.min.bytes {} fetch.max.wait.ms {}",
+          c.max_poll_records, c.max_partition_fetch_bytes, c.fetch_max_bytes, c.fetch_min_bytes,
+          c.fetch_max_wait.count());
     return fmt::format(
         "{} partitions, {} sending threads ({}), {} consumers, {} records, batch.size {}, linger.ms {}, "
         "buffer.memory {}, acks {}{}",
@@ -334,8 +336,8 @@ void pubsub_consumer(data_dir& dd, const pubsub_params& prm, int id, pubsub_shar
   }
   seen.assign(static_cast<std::size_t>(prm.partitions), {});
   // last sequence per (thread, partition): one thread's records keep their order in a partition
-  std::vector<std::vector<std::int64_t>> last_seq(static_cast<std::size_t>(prm.threads),
-                                                  std::vector<std::int64_t>(static_cast<std::size_t>(prm.partitions), -1));
+  std::vector<std::vector<std::int64_t>> last_seq(
+      static_cast<std::size_t>(prm.threads), std::vector<std::int64_t>(static_cast<std::size_t>(prm.partitions), -1));
   auto have_all = [&] {
     for (std::size_t p = 0; p < seen.size(); ++p)
       if (static_cast<std::int64_t>(seen[p].size()) < sh.final_end[p]) return false;
@@ -348,8 +350,8 @@ void pubsub_consumer(data_dir& dd, const pubsub_params& prm, int id, pubsub_shar
       std::string have;
       for (std::size_t p = 0; p < seen.size(); ++p)
         have += fmt::format(" p{}:{}/{}", p, seen[p].size(), done ? sh.final_end[p] : -1);
-      sh.errs.add(fmt::format("{}: deadline passed before it saw every record (producers done: {});{}", tag, done,
-                              have));
+      sh.errs.add(
+          fmt::format("{}: deadline passed before it saw every record (producers done: {});{}", tag, done, have));
       return;
     }
     auto r = c.poll(50ms);
@@ -365,8 +367,8 @@ void pubsub_consumer(data_dir& dd, const pubsub_params& prm, int id, pubsub_shar
       }
       const std::int64_t want = static_cast<std::int64_t>(seen[p].size());
       if (rec.offset().value() != want) {
-        sh.errs.add(fmt::format("{}: partition {}: offset {} where {} was expected (gap, duplicate or reorder)", tag,
-                                p, rec.offset(), want));
+        sh.errs.add(fmt::format("{}: partition {}: offset {} where {} was expected (gap, duplicate or reorder)", tag, p,
+                                rec.offset(), want));
         return;  // every later offset would be off by as much: one report is enough
       }
       std::string why;
@@ -385,8 +387,8 @@ void pubsub_consumer(data_dir& dd, const pubsub_params& prm, int id, pubsub_shar
         continue;
       }
       if (rid.explicit_p >= 0 && rid.explicit_p != static_cast<std::int32_t>(p))
-        sh.errs.add(fmt::format("{}: record for explicit partition {} found in partition {} at {}", tag,
-                                rid.explicit_p, p, rec.offset()));
+        sh.errs.add(fmt::format("{}: record for explicit partition {} found in partition {} at {}", tag, rid.explicit_p,
+                                p, rec.offset()));
       if (rid.explicit_p < 0 && rid.key >= 0) {
         const auto want_p = partition_for_key(nullable_bytes(keys[static_cast<std::size_t>(rid.key)]), prm.partitions);
         if (want_p.value() != static_cast<std::int32_t>(p))
@@ -402,10 +404,11 @@ void pubsub_consumer(data_dir& dd, const pubsub_params& prm, int id, pubsub_shar
   }
   // Everything acked is consumed: one more poll must find nothing new.
   auto r = c.poll(1ms);
-  if (!r) sh.errs.add(fmt::format("{}: final poll failed: {}", tag, r.error().to_string()));
+  if (!r)
+    sh.errs.add(fmt::format("{}: final poll failed: {}", tag, r.error().to_string()));
   else if (!r->empty())
-    sh.errs.add(fmt::format("{}: {} records after the last acked one (first {}-{}@{})", tag, r->size(),
-                            (*r)[0].topic(), (*r)[0].partition(), (*r)[0].offset()));
+    sh.errs.add(fmt::format("{}: {} records after the last acked one (first {}-{}@{})", tag, r->size(), (*r)[0].topic(),
+                            (*r)[0].partition(), (*r)[0].offset()));
 }
 
 void run_pubsub(std::uint64_t seed) {
@@ -437,9 +440,7 @@ void run_pubsub(std::uint64_t seed) {
   std::vector<std::vector<std::vector<seen_record>>> seen(static_cast<std::size_t>(prm.consumers));
   std::vector<std::thread> consumers;
   for (int c = 0; c < prm.consumers; ++c)
-    consumers.emplace_back([&, c] {
-      pubsub_consumer(**dd, prm, c, sh, seen[static_cast<std::size_t>(c)], deadline);
-    });
+    consumers.emplace_back([&, c] { pubsub_consumer(**dd, prm, c, sh, seen[static_cast<std::size_t>(c)], deadline); });
 
   std::vector<std::thread> senders;
   for (int t = 0; t < prm.threads; ++t)
@@ -455,7 +456,8 @@ void run_pubsub(std::uint64_t seed) {
         id.seq = s;
         const auto roll = rng() % 100;
         id.key = roll < 20 ? -1 : static_cast<std::int32_t>(rng() % keys.size());
-        if (roll % 19 == 0) id.explicit_p = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(prm.partitions));
+        if (roll % 19 == 0)
+          id.explicit_p = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(prm.partitions));
         const std::string value = value_of(id);
         producer_record rec;
         rec.topic = topic;
@@ -549,9 +551,9 @@ void run_pubsub(std::uint64_t seed) {
           const auto o = static_cast<std::size_t>(a.offset);
           if (o >= sp.size() || sp[o].thread != t || sp[o].seq != s) {
             if (++mismatches == 1)
-              first = fmt::format("thread {} seq {} acked at {}@{}, consumer saw {}", t, s, a.partition, a.offset,
-                                  o < sp.size() ? fmt::format("thread {} seq {}", sp[o].thread, sp[o].seq)
-                                                : std::string("nothing"));
+              first = fmt::format(
+                  "thread {} seq {} acked at {}@{}, consumer saw {}", t, s, a.partition, a.offset,
+                  o < sp.size() ? fmt::format("thread {} seq {}", sp[o].thread, sp[o].seq) : std::string("nothing"));
           }
         }
       INFO("consumer " << c << ": " << first);
@@ -581,8 +583,8 @@ struct consumed {
 
 struct retention_consumer_result {
   std::vector<consumed> records;
-  std::int64_t resets = 0;          // jumps forward over deleted offsets (earliest)
-  std::int64_t out_of_range = 0;    // offset_out_of_range errors (none)
+  std::int64_t resets = 0;        // jumps forward over deleted offsets (earliest)
+  std::int64_t out_of_range = 0;  // offset_out_of_range errors (none)
   std::int64_t polls = 0;
   // The first non-empty poll, kept while retention deletes its segment, with deep copies.
   std::optional<consumer_records> held;
@@ -645,9 +647,10 @@ void retention_consumer(data_dir& dd, std::int32_t partitions, consumer_kind kin
         auto pos = c.position(tp);
         if (!pos) return sh.errs.add(tag + ": position: " + pos.error().to_string());
         if (pos->value() != next[p]) {
-          sh.errs.add(fmt::format("{}: partition {}: position {} after a poll that failed with offset_out_of_range, "
-                                  "but the last record returned was at {}: records fetched from it were dropped",
-                                  tag, p, *pos, next[p] - 1));
+          sh.errs.add(
+              fmt::format("{}: partition {}: position {} after a poll that failed with offset_out_of_range, "
+                          "but the last record returned was at {}: records fetched from it were dropped",
+                          tag, p, *pos, next[p] - 1));
           next[p] = pos->value();  // reported once here, not again as a gap
         }
         if (*pos < parts[p]->log_start_offset()) {
@@ -656,8 +659,8 @@ void retention_consumer(data_dir& dd, std::int32_t partitions, consumer_kind kin
           auto np = c.position(tp);
           if (!np) return sh.errs.add(tag + ": position: " + np.error().to_string());
           if (np->value() < next[p])
-            return sh.errs.add(fmt::format("{}: partition {}: the log start {} is below the last position {}", tag, p,
-                                           *np, next[p]));
+            return sh.errs.add(
+                fmt::format("{}: partition {}: the log start {} is below the last position {}", tag, p, *np, next[p]));
           next[p] = np->value();
         }
       }
@@ -676,8 +679,8 @@ void retention_consumer(data_dir& dd, std::int32_t partitions, consumer_kind kin
         continue;
       }
       if (o < next[p]) {
-        sh.errs.add(fmt::format("{}: partition {}: offset {} after {} (went backwards or repeated)", tag, p, o,
-                                next[p] - 1));
+        sh.errs.add(
+            fmt::format("{}: partition {}: offset {} after {} (went backwards or repeated)", tag, p, o, next[p] - 1));
       } else if (o > next[p]) {
         // Skipped offsets [next, o): allowed only for an earliest consumer whose position fell
         // below the log start, and then only over offsets retention has deleted.
@@ -687,7 +690,7 @@ void retention_consumer(data_dir& dd, std::int32_t partitions, consumer_kind kin
               "{}: partition {}: skipped offsets [{}, {}) without offset_out_of_range (log start now {}: {})", tag, p,
               next[p], o, log_start,
               next[p] >= log_start ? "the skipped records still exist: fetched, then dropped by a failed poll"
-                             : "read below the log start slipped into the next segment"));
+                                   : "read below the log start slipped into the next segment"));
         else if (next[p] >= log_start)
           sh.errs.add(fmt::format("{}: partition {}: skipped offsets [{}, {}) that are still in the log (start {})",
                                   tag, p, next[p], o, log_start));
@@ -757,9 +760,8 @@ void run_retention(std::uint64_t seed) {
   std::vector<retention_consumer_result> results(3);
   std::vector<std::thread> consumers;
   for (std::size_t k = 0; k < 3; ++k)
-    consumers.emplace_back([&, k] {
-      retention_consumer(**dd, partitions, kinds[k], sh, results[k], deadline, splitmix(seed + k));
-    });
+    consumers.emplace_back(
+        [&, k] { retention_consumer(**dd, partitions, kinds[k], sh, results[k], deadline, splitmix(seed + k)); });
 
   producer_config pc;
   pc.batch_size = static_cast<std::size_t>(pick(300, 2000));
@@ -838,10 +840,10 @@ void run_retention(std::uint64_t seed) {
       auto it = acked.find({c.partition, c.offset});
       if (it == acked.end() || it->second != std::make_pair(c.id.thread, c.id.seq)) {
         if (++wrong == 1)
-          first = fmt::format("{}@{} holds thread {} seq {}, acked there: {}", c.partition, c.offset, c.id.thread,
-                              c.id.seq,
-                              it == acked.end() ? std::string("nothing")
-                                                : fmt::format("thread {} seq {}", it->second.first, it->second.second));
+          first =
+              fmt::format("{}@{} holds thread {} seq {}, acked there: {}", c.partition, c.offset, c.id.thread, c.id.seq,
+                          it == acked.end() ? std::string("nothing")
+                                            : fmt::format("thread {} seq {}", it->second.first, it->second.second));
       }
     }
     INFO("consumer " << k << ": " << first);
@@ -863,9 +865,8 @@ void run_retention(std::uint64_t seed) {
       if (!deleted) continue;
       ++held_checked;
       const bool same = r.offset() == o.offset && r.partition() == o.partition &&
-                        r.key().is_null() == !o.key.has_value() &&
-                        (!o.key || r.key().as_string_view() == *o.key) && o.value &&
-                        r.value().as_string_view() == *o.value;
+                        r.key().is_null() == !o.key.has_value() && (!o.key || r.key().as_string_view() == *o.key) &&
+                        o.value && r.value().as_string_view() == *o.value;
       std::string why;
       if (!same || !check_record(r, why)) ++differ;
     }
@@ -1089,7 +1090,7 @@ TEST_CASE("wakeup() ends a blocked poll, and a blocked poll wakes for a new reco
     REQUIRE(r.error() == errc::wakeup);
     auto pos = c.position(tps[0]);
     REQUIRE(pos);
-    CHECK(pos->value() == 0);  // nothing was returned yet
+    CHECK(pos->value() == 0);    // nothing was returned yet
     auto again = c.poll(200ms);  // returns what it has when the poll times out
     REQUIRE(again);
     std::vector<std::int64_t> offs;

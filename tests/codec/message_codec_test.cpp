@@ -186,7 +186,14 @@ TEST_CASE("tagged sections: known tags read in bounds, unknown skipped, written 
   message_writer w;
   tags.write(w);
   const auto b = std::move(w).finish();
-  CHECK(to_hex(b) == "02" "01" "04" "00000009" "05" "01" "07");
+  CHECK(to_hex(b) ==
+        "02"
+        "01"
+        "04"
+        "00000009"
+        "05"
+        "01"
+        "07");
 
   message_reader r(cspan(b), "test");
   std::int32_t one = 0;
@@ -235,7 +242,8 @@ TEST_CASE("errors name the message, the field path and the byte", "[codec][messa
   const field_ref partitions("Partitions", &topics);
   const field_ref index("Index", &partitions);
   std::int32_t x = 0;
-  CHECK(error_of(r.int32(index, x)) == "FetchRequest v4: field 'Topics.Partitions.Index' at byte 0: int32 needs 4 bytes, 2 left");
+  CHECK(error_of(r.int32(index, x)) ==
+        "FetchRequest v4: field 'Topics.Partitions.Index' at byte 0: int32 needs 4 bytes, 2 left");
   std::int16_t y = 0;
   REQUIRE(r.int16("y", y));
   CHECK(r.expect_end());

@@ -27,8 +27,8 @@ namespace {
 struct fetch_partition {
   partition_id index{0};
   offset fetch_offset{0};
-  std::int32_t current_leader_epoch = -1;       // v2+, ignorable
-  std::optional<std::string> note{};            // nullable from v1, default null
+  std::int32_t current_leader_epoch = -1;  // v2+, ignorable
+  std::optional<std::string> note{};       // nullable from v1, default null
   friend bool operator==(const fetch_partition&, const fetch_partition&) = default;
   static constexpr auto schema() {
     using namespace codec;
@@ -55,9 +55,9 @@ struct fetch_topic {
 struct test_fetch {
   broker_id replica_id{-1};
   std::vector<fetch_topic> topics{};
-  std::optional<std::string> rack{};                          // v2+, nullable, ignorable
-  std::optional<std::string> cluster_id{};                    // tag 0, v2+
-  std::int64_t replica_epoch = -1;                            // tag 1, v3+
+  std::optional<std::string> rack{};        // v2+, nullable, ignorable
+  std::optional<std::string> cluster_id{};  // tag 0, v2+
+  std::int64_t replica_epoch = -1;          // tag 1, v3+
   friend bool operator==(const test_fetch&, const test_fetch&) = default;
   static constexpr auto schema() {
     using namespace codec;
@@ -127,8 +127,9 @@ TEST_CASE("every version round-trips what it carries", "[codec][schema]") {
       t.name = std::string(rng() % 6, 'x');
       t.topic_id = uuid::from_parts(rng(), rng());
       for (auto k = rng() % 3; k > 0; --k)
-        t.partitions.push_back({partition_id(static_cast<std::int32_t>(rng())), offset(static_cast<std::int64_t>(rng())),
-                                static_cast<std::int32_t>(rng()), maybe_string()});
+        t.partitions.push_back({partition_id(static_cast<std::int32_t>(rng())),
+                                offset(static_cast<std::int64_t>(rng())), static_cast<std::int32_t>(rng()),
+                                maybe_string()});
       m.topics.push_back(t);
     }
     m.rack = maybe_string();
@@ -211,14 +212,29 @@ TEST_CASE("writing what a version cannot carry is an error, as in Kafka's genera
 }
 
 TEST_CASE("reading: unknown tags skipped, known tags bounded, hostile counts refused", "[codec][schema]") {
-  const std::string body = "ffffffff" "01" "00";  // ReplicaId -1, no topics, RackId null
+  const std::string body =
+      "ffffffff"
+      "01"
+      "00";  // ReplicaId -1, no topics, RackId null
   SECTION("an unknown tag is skipped, a known one read") {
-    auto d = codec::decode<test_fetch>(cspan(from_hex(body + "02" "05" "02" "abcd" "00" "02" "02" "78")), 2);
+    auto d = codec::decode<test_fetch>(cspan(from_hex(body + "02"
+                                                             "05"
+                                                             "02"
+                                                             "abcd"
+                                                             "00"
+                                                             "02"
+                                                             "02"
+                                                             "78")),
+                                       2);
     REQUIRE(d.has_value());
     CHECK(d->cluster_id == std::optional<std::string>("x"));
   }
   SECTION("a tag of a later version is unknown at this one") {
-    auto d = codec::decode<test_fetch>(cspan(from_hex(body + "01" "01" "08" "0000000000000007")), 2);
+    auto d = codec::decode<test_fetch>(cspan(from_hex(body + "01"
+                                                             "01"
+                                                             "08"
+                                                             "0000000000000007")),
+                                       2);
     REQUIRE(d.has_value());
     CHECK(d->replica_epoch == -1);
   }

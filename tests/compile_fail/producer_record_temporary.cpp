@@ -11,12 +11,12 @@
 int main() {
   brook::producer_record rec;
   const std::string key = "user-1";
-  rec.key = key;                               // an lvalue that outlives send()
-  rec.value = "a literal";                     // static storage
-  rec.key = brook::nullable_bytes::null();     // null
-  rec.value = std::string_view("borrowed");    // a view: the caller's responsibility
+  rec.key = key;                             // an lvalue that outlives send()
+  rec.value = "a literal";                   // static storage
+  rec.key = brook::nullable_bytes::null();   // null
+  rec.value = std::string_view("borrowed");  // a view: the caller's responsibility
 #ifdef BROOK_EXPECT_ERROR
-  rec.key = fmt::format("user-{}", 2);         // a temporary: would dangle after this line
+  rec.key = fmt::format("user-{}", 2);  // a temporary: would dangle after this line
 #endif
   return rec.key.is_null() ? 0 : 1;
 }

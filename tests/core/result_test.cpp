@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/core/result.hpp>
 

@@ -7,8 +7,8 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/core/types.hpp>
 
@@ -60,4 +60,3 @@ TEST_CASE("the text form of a uuid is Kafka's base64", "[core][types][uuid]") {
   std::mt19937_64 a(42), b(42);
   CHECK(uuid::random(a) == uuid::random(b));  // deterministic for a seeded engine
 }
-

@@ -15,12 +15,12 @@
 using namespace std::chrono_literals;
 
 // The host's objects.
-extern std::unique_ptr<brook::data_dir> dd;          // an open data directory
-brook::data_dir& my_data_dir();                      // the same, as a reference
-extern brook::producer& producer;                    // a producer on it
-extern brook::group_consumer& consumer;              // a group consumer on it
-extern brook::producer_record rec;                   // a record about to be sent
-extern std::string payload, value;                   // record bytes the host owns
+extern std::unique_ptr<brook::data_dir> dd;                         // an open data directory
+brook::data_dir& my_data_dir();                                     // the same, as a reference
+extern brook::producer& producer;                                   // a producer on it
+extern brook::group_consumer& consumer;                             // a group consumer on it
+extern brook::producer_record rec;                                  // a record about to be sent
+extern std::string payload, value;                                  // record bytes the host owns
 extern brook::result<std::vector<brook::consumer_record>> records;  // a poll's result
 
 // The host's own code.

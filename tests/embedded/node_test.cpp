@@ -57,8 +57,7 @@ group_consumer_config group(const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("node: produce, consume through a group, and resume from the commit after a reopen",
-          "[embedded][node]") {
+TEST_CASE("node: produce, consume through a group, and resume from the commit after a reopen", "[embedded][node]") {
   test::temp_dir tmp("brook-node");
   {
     auto n = open_node(tmp.path());
@@ -107,7 +106,8 @@ TEST_CASE("node: housekeeping runs on its own: retention.ms deletes old segments
   opts.dir.defaults.clock = clk;
   opts.housekeeping_interval = 5ms;
   auto n = open_node(tmp.path(), opts);
-  REQUIRE_OK(n->create_topic("old", {.partitions = 1, .overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}}}));
+  REQUIRE_OK(
+      n->create_topic("old", {.partitions = 1, .overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}}}));
   for (int i = 0; i < 20; ++i) produce(*n, "old", 10, "value-with-some-bytes-");  // a batch each: ~10 segments
   auto part = n->dir().get_partition("old", partition_id(0));
   REQUIRE_OK(part);
@@ -126,7 +126,8 @@ TEST_CASE("node: housekeeping runs on its own: retention.ms deletes old segments
     node_options off = opts;
     off.housekeeping_interval = 0ms;
     auto m = open_node(other.path(), off);
-    REQUIRE_OK(m->create_topic("old", {.partitions = 1, .overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}}}));
+    REQUIRE_OK(
+        m->create_topic("old", {.partitions = 1, .overrides = {{"retention.ms", "1000"}, {"segment.bytes", "1024"}}}));
     for (int i = 0; i < 20; ++i) produce(*m, "old", 10, "value-with-some-bytes-");
     clk->advance(10'000);
     auto mp = m->dir().get_partition("old", partition_id(0));
@@ -190,8 +191,7 @@ TEST_CASE("node: errors are the parts' own", "[embedded][node]") {
   CHECK(node::open(other.path(), bad) == errc::invalid_config);
 }
 
-TEST_CASE("node: a group consumer keeps its group running after the node object is dropped",
-          "[embedded][node]") {
+TEST_CASE("node: a group consumer keeps its group running after the node object is dropped", "[embedded][node]") {
   // The coordinator's timer and housekeeping belong to the parts the handles keep alive, so
   // dropping the node without close() must not stop them under a live group member.
   test::temp_dir tmp("brook-node");

@@ -385,8 +385,7 @@ TEST_CASE("record batch: a flipped bit anywhere the CRC covers is corrupt_messag
 // parse() checks the CRC before the codec bits, as Kafka does (UnifiedLog.analyzeAndValidateRecords:
 // batch.isValid before the codec), so a bit flipped by corruption in the codec bits of
 // `attributes` reads as corruption, not as a compressed batch.
-TEST_CASE("record batch: a flipped compression bit with a stale CRC is corrupt_message",
-          "[format][record_batch]") {
+TEST_CASE("record batch: a flipped compression bit with a stale CRC is corrupt_message", "[format][record_batch]") {
   const auto good = build_batch({{10, std::string("key"), std::string("value"), {}}});
   for (int bit = 0; bit < 3; ++bit) {
     auto b = good;

@@ -100,7 +100,8 @@ inline std::string check_valid(const partition_counts& partitions, const std::ve
     for (std::size_t i = 0; i < it->second.size(); ++i) {
       const auto& x = it->second[i];
       if (i > 0 && !(it->second[i - 1] < x)) return fmt::format("{}: list not sorted", m.member_id);
-      if (!subs.contains(x.topic)) return fmt::format("{} got {}p{} without subscribing", m.member_id, x.topic, x.partition.value());
+      if (!subs.contains(x.topic))
+        return fmt::format("{} got {}p{} without subscribing", m.member_id, x.topic, x.partition.value());
       const auto pc = partitions.find(x.topic);
       if (pc == partitions.end() || x.partition.value() < 0 || x.partition.value() >= pc->second)
         return fmt::format("{} got nonexistent {}p{}", m.member_id, x.topic, x.partition.value());

@@ -117,7 +117,8 @@ TEST_CASE("classic_group: a second member starts generation 2, the first must re
   CHECK(f.g.describe().members.size() == 2);
 }
 
-TEST_CASE("classic_group: a member that misses its session is removed, the group rebalances", "[group][classic_group]") {
+TEST_CASE("classic_group: a member that misses its session is removed, the group rebalances",
+          "[group][classic_group]") {
   fixture f;
   std::string a, b;
   f.join(f.req(), &a);

@@ -25,7 +25,8 @@ TEST_CASE("cooperative-sticky: a joining member gets moved partitions one rebala
   const partition_counts parts{{"t0", 4}};
   std::vector<member_subscription> group{member("C0", {"t0"}, {tp("t0", 0), tp("t0", 1), tp("t0", 2), tp("t0", 3)}, 1),
                                          member("C1", {"t0"})};
-  CHECK(s.assign(parts, group) == group_assignment{{"C0", {tp("t0", 0), tp("t0", 1)}}, {"C1", {tp("t0", 2), tp("t0", 3)}}});
+  CHECK(s.assign(parts, group) ==
+        group_assignment{{"C0", {tp("t0", 0), tp("t0", 1)}}, {"C1", {tp("t0", 2), tp("t0", 3)}}});
   const auto first = a.assign(parts, group);
   CHECK(first == group_assignment{{"C0", {tp("t0", 0), tp("t0", 1)}}, {"C1", {}}});
   const auto second = a.assign(parts, with_owned(group, first, 2));
@@ -58,7 +59,8 @@ std::string check_no_same_round_transfer(const std::vector<member_subscription>&
       for (const auto& o : members) {
         if (o.member_id == m.member_id) continue;
         if (std::find(o.owned_partitions.begin(), o.owned_partitions.end(), x) == o.owned_partitions.end()) continue;
-        const bool m_claims = std::find(m.owned_partitions.begin(), m.owned_partitions.end(), x) != m.owned_partitions.end();
+        const bool m_claims =
+            std::find(m.owned_partitions.begin(), m.owned_partitions.end(), x) != m.owned_partitions.end();
         const bool o_subscribed = std::find(o.topics.begin(), o.topics.end(), x.topic) != o.topics.end();
         if (!m_claims || (o_subscribed && o.generation >= m.generation))
           return fmt::format("{}p{} given to {} while {} still holds it", x.topic, x.partition.value(), m.member_id,
@@ -123,6 +125,6 @@ TEST_CASE("cooperative-sticky: properties over random groups", "[group][cooperat
       REQUIRE(s.assign(g.partitions, with_owned(g.members, current, 99)) == current);
     }
   }
-  WARN("cooperative, different subscriptions: follow-up round equal to the first target in " << general_exact << " of "
-       << general_groups << " groups; at most " << max_rounds << " rounds to converge");
+  WARN("cooperative, different subscriptions: follow-up round equal to the first target in "
+       << general_exact << " of " << general_groups << " groups; at most " << max_rounds << " rounds to converge");
 }

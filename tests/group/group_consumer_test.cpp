@@ -54,8 +54,7 @@ void settle(std::vector<group_consumer*> cs, int rounds = 6) {
 
 }  // namespace
 
-TEST_CASE("a lone member gets every partition and resumes from its commits after a restart",
-          "[group][consumer]") {
+TEST_CASE("a lone member gets every partition and resumes from its commits after a restart", "[group][consumer]") {
   group_env env;
   env.create_topic("t", 2);
   env.produce("t", 0, 5);
@@ -119,8 +118,8 @@ TEST_CASE("members share partitions, joins and leaves rebalance with listener ca
   CHECK(a.assignment().size() == 2);
   CHECK(a.group_metadata().generation == b.group_metadata().generation);
   CHECK(a.group_metadata().generation == generation_id(2));
-  CHECK(la.events == std::vector<std::string>{"assigned:t-0,t-1,t-2,t-3", "revoked:t-0,t-1,t-2,t-3",
-                                              "assigned:t-0,t-1"});
+  CHECK(la.events ==
+        std::vector<std::string>{"assigned:t-0,t-1,t-2,t-3", "revoked:t-0,t-1,t-2,t-3", "assigned:t-0,t-1"});
   CHECK(lb.events == std::vector<std::string>{"assigned:t-2,t-3"});
   REQUIRE(b.close());
   CHECK(lb.events.back() == "revoked:t-2,t-3");
@@ -178,8 +177,7 @@ TEST_CASE("C1 exceeds its poll interval, its partitions move to C2, C1's commit 
   CHECK(env.coord->fetch_offsets("g").at(mine).off == offset(10));
   // On its next poll C1 learns it lost its partitions and rejoins.
   REQUIRE(c1.poll(0ms));
-  CHECK(std::find(l1.events.begin(), l1.events.end(), "lost:" + recording_listener::names({mine})) !=
-        l1.events.end());
+  CHECK(std::find(l1.events.begin(), l1.events.end(), "lost:" + recording_listener::names({mine})) != l1.events.end());
   settle({&c1, &c2});
   CHECK(c1.assignment().size() + c2.assignment().size() == 2);
   CHECK(env.coord->fetch_offsets("g").at(mine).off == offset(10));

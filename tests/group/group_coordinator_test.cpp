@@ -263,7 +263,8 @@ TEST_CASE("members that do not rejoin within the rebalance timeout are dropped",
   auto jb = join(*env.coord, rb);
   CHECK_FALSE(jb.ready());
   env.clk->advance(5000);
-  CHECK(env.coord->heartbeat("g", generation_id(1), a).error() == errc::rebalance_in_progress);  // a keeps its session...
+  CHECK(env.coord->heartbeat("g", generation_id(1), a).error() ==
+        errc::rebalance_in_progress);  // a keeps its session...
   REQUIRE(env.coord->tick());
   CHECK_FALSE(jb.ready());
   env.clk->advance(5000);  // ...but never rejoins
@@ -404,14 +405,12 @@ TEST_CASE("offset commit validation: nothing is written unless all of it is vali
   auto offs = env.coord->fetch_offsets("g");
   CHECK(offs.size() == 1);
   CHECK(offs.at(tp("t", 0)).off == offset(3));
-  CHECK(env.coord->commit_offsets(commit_req("", -1, "", {{tp("t", 0), om(3)}})).error() ==
-        errc::invalid_group_id);
+  CHECK(env.coord->commit_offsets(commit_req("", -1, "", {{tp("t", 0), om(3)}})).error() == errc::invalid_group_id);
   CHECK(env.coord->commit_offsets(commit_req("nogroup", 4, "m", {{tp("t", 0), om(3)}})).error() ==
         errc::illegal_generation);
   // A simple commit is refused once the group has members.
   (void)stable_single(env, "g");
-  CHECK(env.coord->commit_offsets(commit_req("g", -1, "", {{tp("t", 0), om(8)}})).error() ==
-        errc::unknown_member_id);
+  CHECK(env.coord->commit_offsets(commit_req("g", -1, "", {{tp("t", 0), om(8)}})).error() == errc::unknown_member_id);
   CHECK(env.coord->fetch_offsets("g").at(tp("t", 0)).off == offset(3));
 }
 

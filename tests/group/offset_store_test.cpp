@@ -31,8 +31,7 @@ TEST_CASE("offset_store: creates a compacted __consumer_offsets and keeps its pa
   CHECK(offset_store::open(*env.dd, 0).error() == errc::invalid_partitions);
 }
 
-TEST_CASE("offset_store: load replays offsets, metadata and tombstones to the latest state",
-          "[group][offset_store]") {
+TEST_CASE("offset_store: load replays offsets, metadata and tombstones to the latest state", "[group][offset_store]") {
   brook::test::group_env env;
   env.create_topic("t", 2);
   auto s = open_store(*env.dd);

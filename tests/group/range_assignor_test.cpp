@@ -45,9 +45,9 @@ TEST_CASE("range: Kafka's examples", "[group][range]") {
           group_assignment{{"c1", {tp("t", 0)}}, {"c2", {tp("t", 1)}}});
   }
   SECTION("testMultipleConsumersMixedTopics") {
-    auto r = a.assign({{"topic1", 3}, {"topic2", 2}},
-                      {member("consumer1", {"topic1"}), member("consumer2", {"topic1", "topic2"}),
-                       member("consumer3", {"topic1"})});
+    auto r = a.assign(
+        {{"topic1", 3}, {"topic2", 2}},
+        {member("consumer1", {"topic1"}), member("consumer2", {"topic1", "topic2"}), member("consumer3", {"topic1"})});
     CHECK(r == group_assignment{{"consumer1", {tp("topic1", 0)}},
                                 {"consumer2", {tp("topic1", 1), tp("topic2", 0), tp("topic2", 1)}},
                                 {"consumer3", {tp("topic1", 2)}}});
@@ -91,11 +91,12 @@ TEST_CASE("range: properties over random groups", "[group][range][property]") {
       std::sort(subs.begin(), subs.end());
       std::size_t prev = SIZE_MAX;
       for (const auto& s : subs) {
-        const auto n = static_cast<std::size_t>(std::count_if(r.at(s).begin(), r.at(s).end(),
-                                                              [&](const topic_partition& x) { return x.topic == topic; }));
+        const auto n = static_cast<std::size_t>(
+            std::count_if(r.at(s).begin(), r.at(s).end(), [&](const topic_partition& x) { return x.topic == topic; }));
         REQUIRE(n <= prev);
         if (prev != SIZE_MAX) REQUIRE(prev - n <= 1);
-        REQUIRE((n == static_cast<std::size_t>(count) / subs.size() || n == static_cast<std::size_t>(count) / subs.size() + 1));
+        REQUIRE((n == static_cast<std::size_t>(count) / subs.size() ||
+                 n == static_cast<std::size_t>(count) / subs.size() + 1));
         prev = n;
       }
     }

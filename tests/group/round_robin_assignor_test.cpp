@@ -40,9 +40,9 @@ TEST_CASE("roundrobin: Kafka's examples", "[group][roundrobin]") {
           group_assignment{{"c", {tp("topic", 0), tp("topic", 1), tp("topic", 2)}}});
   }
   SECTION("testMultipleConsumersMixedTopics") {
-    auto r = a.assign({{"topic1", 3}, {"topic2", 2}},
-                      {member("consumer1", {"topic1"}), member("consumer2", {"topic1", "topic2"}),
-                       member("consumer3", {"topic1"})});
+    auto r = a.assign(
+        {{"topic1", 3}, {"topic2", 2}},
+        {member("consumer1", {"topic1"}), member("consumer2", {"topic1", "topic2"}), member("consumer3", {"topic1"})});
     CHECK(r == group_assignment{{"consumer1", {tp("topic1", 0)}},
                                 {"consumer2", {tp("topic1", 1), tp("topic2", 0), tp("topic2", 1)}},
                                 {"consumer3", {tp("topic1", 2)}}});

@@ -38,8 +38,8 @@ TEST_CASE("sticky: Kafka's Javadoc examples", "[group][sticky]") {
     CHECK(r == group_assignment{{"C0", {tp("t0", 0)}},
                                 {"C1", {tp("t1", 0), tp("t1", 1)}},
                                 {"C2", {tp("t2", 0), tp("t2", 1), tp("t2", 2)}}});
-    auto after = a.assign(parts, {member("C1", {"t0", "t1"}, r.at("C1"), 1),
-                                  member("C2", {"t0", "t1", "t2"}, r.at("C2"), 1)});
+    auto after =
+        a.assign(parts, {member("C1", {"t0", "t1"}, r.at("C1"), 1), member("C2", {"t0", "t1", "t2"}, r.at("C2"), 1)});
     CHECK(after == group_assignment{{"C1", {tp("t0", 0), tp("t1", 0), tp("t1", 1)}},
                                     {"C2", {tp("t2", 0), tp("t2", 1), tp("t2", 2)}}});
   }
@@ -50,23 +50,23 @@ TEST_CASE("sticky: previous owners and generations", "[group][sticky]") {
   const partition_counts parts{{"t", 3}};
 
   SECTION("a claim from a higher generation wins (KIP-341)") {
-    auto r = a.assign(parts, {member("c1", {"t"}, {tp("t", 0), tp("t", 1)}, 1),
-                              member("c2", {"t"}, {tp("t", 1), tp("t", 2)}, 2)});
+    auto r = a.assign(
+        parts, {member("c1", {"t"}, {tp("t", 0), tp("t", 1)}, 1), member("c2", {"t"}, {tp("t", 1), tp("t", 2)}, 2)});
     CHECK(r == group_assignment{{"c1", {tp("t", 0)}}, {"c2", {tp("t", 1), tp("t", 2)}}});
   }
   SECTION("a tie in the same generation leaves the partition unowned") {
-    auto r = a.assign(parts, {member("c1", {"t"}, {tp("t", 0), tp("t", 1)}, 1),
-                              member("c2", {"t"}, {tp("t", 1), tp("t", 2)}, 1)});
+    auto r = a.assign(
+        parts, {member("c1", {"t"}, {tp("t", 0), tp("t", 1)}, 1), member("c2", {"t"}, {tp("t", 1), tp("t", 2)}, 1)});
     CHECK(r == group_assignment{{"c1", {tp("t", 0), tp("t", 1)}}, {"c2", {tp("t", 2)}}});
   }
   SECTION("an over-full owner keeps its first partitions; a new member gets the rest") {
-    auto r = a.assign({{"t", 4}}, {member("c0", {"t"}, {tp("t", 0), tp("t", 1), tp("t", 2), tp("t", 3)}, 1),
-                                   member("c1", {"t"})});
+    auto r = a.assign({{"t", 4}},
+                      {member("c0", {"t"}, {tp("t", 0), tp("t", 1), tp("t", 2), tp("t", 3)}, 1), member("c1", {"t"})});
     CHECK(r == group_assignment{{"c0", {tp("t", 0), tp("t", 1)}}, {"c1", {tp("t", 2), tp("t", 3)}}});
   }
   SECTION("owned partitions of unsubscribed or deleted topics are dropped") {
-    auto r = a.assign(parts, {member("c1", {"t"}, {tp("gone", 0), tp("t", 2), tp("t", 7)}, 1),
-                              member("c2", {"t"}, {}, 1)});
+    auto r =
+        a.assign(parts, {member("c1", {"t"}, {tp("gone", 0), tp("t", 2), tp("t", 7)}, 1), member("c2", {"t"}, {}, 1)});
     // c1 keeps t p2 (its only valid claim); the rest is dealt to the least loaded, ties by member id.
     CHECK(r == group_assignment{{"c1", {tp("t", 1), tp("t", 2)}}, {"c2", {tp("t", 0)}}});
   }
@@ -116,7 +116,8 @@ TEST_CASE("sticky: properties over random groups", "[group][sticky][property]") 
     // One member leaves: with identical subscriptions every partition of a remaining
     // member stays with it; otherwise the result is still valid and balanced.
     if (next.size() > 1) {
-      next.erase(next.begin() + std::uniform_int_distribution<std::ptrdiff_t>(0, static_cast<std::ptrdiff_t>(next.size()) - 1)(rng));
+      next.erase(next.begin() +
+                 std::uniform_int_distribution<std::ptrdiff_t>(0, static_cast<std::ptrdiff_t>(next.size()) - 1)(rng));
       const auto left = a.assign(g.partitions, next);
       INFO("after leave:\n" << to_string(left));
       REQUIRE(check_valid(g.partitions, next, left).empty());
@@ -129,6 +130,8 @@ TEST_CASE("sticky: properties over random groups", "[group][sticky][property]") 
       }
     }
   }
-  WARN("sticky, different subscriptions: partitions moved between remaining members after a leave, over the 1000 groups with different subscriptions: "
-       << general_leave_moves);
+  WARN(
+      "sticky, different subscriptions: partitions moved between remaining members after a leave, over the 1000 groups "
+      "with different subscriptions: "
+      << general_leave_moves);
 }

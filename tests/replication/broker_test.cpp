@@ -76,10 +76,11 @@ struct fixture {
                      std::int64_t timeout_ms = 30000) {
     auto out = std::make_shared<std::optional<result<append_result>>>();
     auto batch = batch_of(n, clk->now_ms());
-    b.at(id)->produce(t, partition_id(p), batch, acks, std::chrono::milliseconds(timeout_ms), [out](const result<append_result>& r) {
-      CHECK_FALSE(out->has_value());  // a callback runs once
-      *out = r;
-    });
+    b.at(id)->produce(t, partition_id(p), batch, acks, std::chrono::milliseconds(timeout_ms),
+                      [out](const result<append_result>& r) {
+                        CHECK_FALSE(out->has_value());  // a callback runs once
+                        *out = r;
+                      });
     return out;
   }
 
@@ -264,7 +265,8 @@ TEST_CASE("produce is refused where this broker has no replica or does not lead"
   // Junk is refused by the log and appends nothing.
   std::vector<std::byte> junk(40, std::byte{0x5a});
   std::optional<result<append_result>> out;
-  b1->produce("t", partition_id{0}, junk, acks_mode::leader, std::chrono::milliseconds(1000), [&](const result<append_result>& r) { out = r; });
+  b1->produce("t", partition_id{0}, junk, acks_mode::leader, std::chrono::milliseconds(1000),
+              [&](const result<append_result>& r) { out = r; });
   REQUIRE(out);
   CHECK_FALSE(*out);
   CHECK(f.leo(1, "t", 0) == offset(0));
@@ -472,8 +474,10 @@ TEST_CASE("a produce whose append races crash() or close() still completes", "[r
   clk->arm(2, [&] {
     hooked = true;
     stopper = std::thread([&] {
-      if (crash) b1->crash();
-      else (void)b1->close();
+      if (crash)
+        b1->crash();
+      else
+        (void)b1->close();
     });
     // Both mark the broker stopped and fail the queued produces before they touch the log
     // (whose writer lock this thread holds): wait for that mark.
@@ -481,7 +485,8 @@ TEST_CASE("a produce whose append races crash() or close() still completes", "[r
   });
   std::optional<result<append_result>> out;
   auto batch = batch_of(2, 1'000'000);
-  b1->produce("t", partition_id{0}, batch, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
+  b1->produce("t", partition_id{0}, batch, acks_mode::all, std::chrono::milliseconds(30000),
+              [&](const result<append_result>& r) { out = r; });
   REQUIRE(hooked);
   stopper.join();
   REQUIRE(out.has_value());

@@ -27,8 +27,7 @@ register_broker_record broker(std::int32_t id, std::int64_t epoch, bool fenced =
   return r;
 }
 
-partition_record part(std::int32_t p, ids replicas, ids isr,
-                      std::int32_t leader) {
+partition_record part(std::int32_t p, ids replicas, ids isr, std::int32_t leader) {
   partition_record r;
   r.partition_id = partition_id(p);
   r.topic_id = tid;

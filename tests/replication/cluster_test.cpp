@@ -48,7 +48,8 @@ struct fixture {
                                                                 std::int64_t timeout = 30000) {
     auto out = std::make_shared<std::optional<result<append_result>>>();
     auto b = brook::test::make_batch(n, clk->now_ms(), tag);
-    c->produce(t, partition_id(p), b, acks, std::chrono::milliseconds(timeout), [out](const result<append_result>& r) { *out = r; });
+    c->produce(t, partition_id(p), b, acks, std::chrono::milliseconds(timeout),
+               [out](const result<append_result>& r) { *out = r; });
     return out;
   }
 
@@ -246,7 +247,8 @@ TEST_CASE("without unclean election a partition whose ISR is gone stays offline,
       } else {
         CHECK(s.leader == broker_id{2});
         CHECK(s.leader_recovery_state == 1);
-        CHECK(f.c->broker(broker_id{2})->replica("t", partition_id{0})->log_end_offset() == offset(2));  // "late" is lost
+        CHECK(f.c->broker(broker_id{2})->replica("t", partition_id{0})->log_end_offset() ==
+              offset(2));  // "late" is lost
         auto p = f.produce("t", 0, 1, acks_mode::all, "new");
         f.steps(1);
         REQUIRE((p->has_value() && **p));
@@ -283,7 +285,9 @@ TEST_CASE("a restarted broker's high watermark comes from replication-offset-che
   auto a = f.produce("t", 0, 4, acks_mode::all);
   f.steps(60);  // past replica.high.watermark.checkpoint.interval.ms
   REQUIRE((a->has_value() && **a));
-  auto ck = brook::read_checkpoint(f.c->broker(broker_id{3})->replica("t", partition_id{0})->part()->log().dir() / partition_files::replication_offset_checkpoint, 3);
+  auto ck = brook::read_checkpoint(f.c->broker(broker_id{3})->replica("t", partition_id{0})->part()->log().dir() /
+                                       partition_files::replication_offset_checkpoint,
+                                   3);
   REQUIRE(ck);
   REQUIRE(ck->size() == 1);
   CHECK((*ck)[0][2] == "4");
@@ -330,11 +334,13 @@ TEST_CASE("an isolated leader cannot acknowledge acks=all, acks=1 records it too
   f.c->isolate(broker_id{1});
   std::optional<result<append_result>> one, all;
   auto b1 = brook::test::make_batch(2, f.clk->now_ms(), "lost");
-  old->produce("t", partition_id{0}, b1, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { one = r; });
+  old->produce("t", partition_id{0}, b1, acks_mode::leader, std::chrono::milliseconds(30000),
+               [&](const result<append_result>& r) { one = r; });
   auto b2 = brook::test::make_batch(2, f.clk->now_ms(), "never");
-  old->produce("t", partition_id{0}, b2, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { all = r; });
+  old->produce("t", partition_id{0}, b2, acks_mode::all, std::chrono::milliseconds(30000),
+               [&](const result<append_result>& r) { all = r; });
   REQUIRE(one);
-  CHECK(*one);  // acks=1: acknowledged by the isolated leader alone
+  CHECK(*one);   // acks=1: acknowledged by the isolated leader alone
   f.steps(100);  // fenced; 2 or 3 leads
   CHECK(f.state("t", 0).leader != broker_id{1});
   f.c->heal(broker_id{1});
@@ -367,7 +373,8 @@ TEST_CASE("a brook::producer sends through the cluster with acks=all on threads"
   }
   f.c->stop();
   std::int64_t total = 0;
-  for (int p = 0; p < 2; ++p) total += f.c->broker(f.state("t", p).leader)->replica("t", partition_id(p))->high_watermark().value();
+  for (int p = 0; p < 2; ++p)
+    total += f.c->broker(f.state("t", p).leader)->replica("t", partition_id(p))->high_watermark().value();
   CHECK(total == 500);
 }
 
@@ -410,7 +417,8 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   CHECK((**bad_partition).error() == errc::unknown_topic_or_partition);
   auto garbage = std::make_shared<std::optional<result<append_result>>>();
   std::vector<std::byte> junk(80, std::byte{0x5a});
-  f.c->produce("t", partition_id{0}, junk, acks_mode::all, std::chrono::milliseconds(1000), [garbage](const result<append_result>& r) { *garbage = r; });
+  f.c->produce("t", partition_id{0}, junk, acks_mode::all, std::chrono::milliseconds(1000),
+               [garbage](const result<append_result>& r) { *garbage = r; });
   REQUIRE(garbage->has_value());
   CHECK(!**garbage);
   CHECK(f.c->broker(broker_id{1})->replica("t", partition_id{0})->log_end_offset() == offset(0));
@@ -441,7 +449,8 @@ TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation h
   f.steps(3);
   REQUIRE((a->has_value() && **a));
   REQUIRE(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(10));
-  f.c->set_fetch_delay(broker_id{3}, std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
+  f.c->set_fetch_delay(broker_id{3},
+                       std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
   f.steps(1);
   REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::flush_point));  // nothing was flushed
   REQUIRE_OK(f.c->restart_broker(broker_id{3}));
@@ -474,7 +483,8 @@ TEST_CASE("a leader re-elected after missed epochs does not commit what its foll
   f.steps(1);
   auto out = f.produce("t", p, 5, acks_mode::all, "B");
   f.steps(2);
-  REQUIRE(f.c->broker(broker_id{1})->replica("t", partition_id(p))->log_end_offset() == offset(5));  // 1 has B, 2 does not
+  REQUIRE(f.c->broker(broker_id{1})->replica("t", partition_id(p))->log_end_offset() ==
+          offset(5));  // 1 has B, 2 does not
   REQUIRE(!out->has_value());
   // 3 is cut off; a preferred election makes 2 leader (epoch 2) and 1 truncates B.
   f.c->isolate(broker_id{3});

@@ -1,6 +1,6 @@
 // cluster on threads (fetcher threads, the control thread, producer threads) while brokers
-// crash (a process crash, then a power loss), restart and get isolated: no acknowledged record is lost and replicas converge. Run
-// under TSan too (the *_threaded_test suffix).
+// crash (a process crash, then a power loss), restart and get isolated: no acknowledged record is lost and replicas
+// converge. Run under TSan too (the *_threaded_test suffix).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -124,7 +124,8 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
       const auto end = leader->replica("t", partition_id(p))->log_end_offset();
       for (broker_id id : {broker_id{1}, broker_id{2}, broker_id{3}}) {
         auto b = c.broker(id);
-        if (!b || b->replica("t", partition_id(p))->log_end_offset() != end || b->replica("t", partition_id(p))->high_watermark() != end)
+        if (!b || b->replica("t", partition_id(p))->log_end_offset() != end ||
+            b->replica("t", partition_id(p))->high_watermark() != end)
           return false;
       }
     }

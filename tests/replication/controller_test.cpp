@@ -333,17 +333,28 @@ TEST_CASE("alter_partition refuses stale, foreign and malformed proposals and wr
   REQUIRE_OK(f.c->create_topic("t", 1, 3));  // leader 1, epochs 0, ISR {1,2,3}
   const offset end0 = f.end();
 
-  REQUIRE_ERR(f.c->alter_partition("nope", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{1}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{-1}, broker_id{1}, leader_epoch{0}, 0, ids{1}), errc::unknown_topic_or_partition);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, 0, ids{2}), errc::not_leader_or_follower);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, 0, ids{1}), errc::unknown_leader_epoch);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 1, ids{1}), errc::invalid_update_version);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, -1, ids{1}), errc::invalid_update_version);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{2, 3}), errc::invalid_request);  // without the leader
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{}), errc::invalid_request);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 4}), errc::invalid_request);  // 4 is no replica
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, -1}), errc::invalid_request);
+  REQUIRE_ERR(f.c->alter_partition("nope", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1}),
+              errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{1}, broker_id{1}, leader_epoch{0}, 0, ids{1}),
+              errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{-1}, broker_id{1}, leader_epoch{0}, 0, ids{1}),
+              errc::unknown_topic_or_partition);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, 0, ids{2}),
+              errc::not_leader_or_follower);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, 0, ids{1}),
+              errc::unknown_leader_epoch);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 1, ids{1}),
+              errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, -1, ids{1}),
+              errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{2, 3}),
+              errc::invalid_request);  // without the leader
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{}),
+              errc::invalid_request);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 4}),
+              errc::invalid_request);  // 4 is no replica
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, -1}),
+              errc::invalid_request);
   CHECK(f.end() == end0);
   CHECK(f.state("t", 0).isr == ids{1, 2, 3});
 
@@ -356,7 +367,8 @@ TEST_CASE("alter_partition refuses stale, foreign and malformed proposals and wr
   CHECK(r->partition_epoch == 1);
   CHECK(*r == f.state("t", 0));
   // The proposal that was current a moment ago is stale now.
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 2, 3}), errc::invalid_update_version);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{0}, 0, ids{1, 2, 3}),
+              errc::invalid_update_version);
 
   // A fenced broker cannot join the ISR; once it heartbeats again it can.
   REQUIRE_OK(f.c->fence_broker(broker_id{2}));
@@ -375,9 +387,13 @@ TEST_CASE("alter_partition refuses stale, foreign and malformed proposals and wr
   auto s = f.state("t", 0);
   REQUIRE(s.leader == broker_id{2});
   REQUIRE(s.leader_epoch == leader_epoch{1});
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, s.partition_epoch, ids{1, 2, 3}), errc::not_leader_or_follower);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, s.partition_epoch, ids{2, 3}), errc::fenced_leader_epoch);
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{2}, s.partition_epoch, ids{2, 3}), errc::unknown_leader_epoch);
+  REQUIRE_ERR(
+      f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{1}, s.partition_epoch, ids{1, 2, 3}),
+      errc::not_leader_or_follower);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{0}, s.partition_epoch, ids{2, 3}),
+              errc::fenced_leader_epoch);
+  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{2}, s.partition_epoch, ids{2, 3}),
+              errc::unknown_leader_epoch);
   REQUIRE_OK(f.c->alter_partition("t", partition_id{0}, broker_id{2}, leader_epoch{1}, s.partition_epoch, ids{2}));
 }
 
@@ -443,9 +459,13 @@ TEST_CASE("without unclean election the partition stays offline until an ISR mem
   CHECK(s.leader_recovery_state == 0);
   // Nobody leads, so nobody may change the ISR (-1 is no leader's id).
   const offset end0 = f.end();
-  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{-1}));
-  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{1}));
-  REQUIRE_ERR(f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{1}), errc::not_leader_or_follower);
+  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch,
+                                   ids{-1}));
+  CHECK_FALSE(f.c->alter_partition("t", partition_id{0}, broker_id{-1}, leader_epoch{s.leader_epoch}, s.partition_epoch,
+                                   ids{1}));
+  REQUIRE_ERR(
+      f.c->alter_partition("t", partition_id{0}, broker_id{1}, leader_epoch{s.leader_epoch}, s.partition_epoch, ids{1}),
+      errc::not_leader_or_follower);
   CHECK(f.end() == end0);
   f.beat(2);
   CHECK(f.state("t", 0).offline());
@@ -469,15 +489,15 @@ TEST_CASE("elect_leaders preferred: not needed, not available, then moves leader
   CHECK(r->at(p1).error() == errc::election_not_needed);
 
   REQUIRE_OK(f.c->fence_broker(broker_id{1}));  // p0 moves to 2; 1 leaves every ISR
-  f.beat(1);                         // back, but not in the ISR yet
+  f.beat(1);                                    // back, but not in the ISR yet
   r = f.c->elect_leaders(election_type::preferred, {p0, gone});
   REQUIRE(r);
   CHECK(r->at(p0).error() == errc::preferred_leader_not_available);
   CHECK(r->at(gone).error() == errc::unknown_topic_or_partition);
   CHECK(f.state("t", 0).leader == broker_id{2});
 
-  REQUIRE_OK(f.alter("t", 0, 2, {1, 2, 3}));  // 1 caught up
-  REQUIRE_OK(f.c->fence_broker(broker_id{1}));           // fenced while in the ISR: it leaves it again
+  REQUIRE_OK(f.alter("t", 0, 2, {1, 2, 3}));    // 1 caught up
+  REQUIRE_OK(f.c->fence_broker(broker_id{1}));  // fenced while in the ISR: it leaves it again
   f.beat(1);
   r = f.c->elect_leaders(election_type::preferred, {p0});
   REQUIRE(r);
@@ -591,8 +611,7 @@ TEST_CASE("a closed controller refuses changes", "[replication][controller]") {
 // restarts from the same state on every open, so a reopened controller that makes the same
 // number of draws (brokers registering again after a restart) draws the id of a topic it
 // already has, and the TopicRecord is refused: create_topic fails with invalid_request.
-TEST_CASE("a reopened controller with a fixed seed gives a new topic a fresh id",
-          "[replication][controller]") {
+TEST_CASE("a reopened controller with a fixed seed gives a new topic a fresh id", "[replication][controller]") {
   fixture f;
   f.join({1, 2});
   REQUIRE_OK(f.c->create_topic("a", 1, 2));

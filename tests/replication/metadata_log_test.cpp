@@ -150,7 +150,8 @@ TEST_CASE("a refused batch writes nothing and notifies nobody", "[replication][m
   REQUIRE(m->append({broker(1, 1)}).has_value());
   const auto size = sfs::file_size(segment_file(dir.path()));
   const auto before = m->image();
-  auto r = m->append({broker(2, 1), topic_record{"t", uuid::from_parts(5, 5)}, unregister_broker_record{broker_id{9}, 1}});
+  auto r =
+      m->append({broker(2, 1), topic_record{"t", uuid::from_parts(5, 5)}, unregister_broker_record{broker_id{9}, 1}});
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error() == errc::invalid_request);
   CHECK(r.error().message().find("record 2 of 3") != std::string::npos);
@@ -396,7 +397,8 @@ metadata_record valid_record(std::mt19937_64& rng, model& m, std::int64_t& next_
           c.isr = random_subset(rng, q.replicas, true);
           q.isr = *c.isr;
         }
-        const bool leader_ok = q.leader == broker_id{-1} || std::find(q.isr.begin(), q.isr.end(), q.leader) != q.isr.end();
+        const bool leader_ok =
+            q.leader == broker_id{-1} || std::find(q.isr.begin(), q.isr.end(), q.leader) != q.isr.end();
         if (!leader_ok || rng() % 2) {
           c.leader = rng() % 6 == 0 ? broker_id{-1} : q.isr[rng() % q.isr.size()];
           q.leader = c.leader;
@@ -429,7 +431,8 @@ metadata_record invalid_record(std::mt19937_64& rng, const model& m) {
     case 2: {
       partition_change_record c;
       c.topic_id = m.topics.empty() ? uuid::random(rng) : m.topics.begin()->second.id;
-      c.partition_id = partition_id(m.topics.empty() ? 0 : static_cast<std::int32_t>(m.topics.begin()->second.parts.size()));
+      c.partition_id =
+          partition_id(m.topics.empty() ? 0 : static_cast<std::int32_t>(m.topics.begin()->second.parts.size()));
       return c;
     }
     default: return unregister_broker_record{broker_id{99}, 1};

@@ -114,7 +114,9 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
       if (version >= 1 && rng() % 2) r.directories = std::vector<uuid>{uuid::random(rng), uuid::random(rng)};
       return r;
     }
-    case 5: version = 0; return fence_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};
+    case 5:
+      version = 0;
+      return fence_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};
     case 6:
       version = 0;
       return unfence_broker_record{broker_id(static_cast<std::int32_t>(rng())), static_cast<std::int64_t>(rng())};

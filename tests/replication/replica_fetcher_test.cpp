@@ -81,7 +81,8 @@ struct fixture {
   append_result produce(std::int32_t id, const std::string& t, std::int32_t p, int n, std::size_t value_size = 0) {
     auto batch = batch_of(n, clk->now_ms(), "v", value_size);
     std::optional<result<append_result>> out;
-    b.at(id)->produce(t, partition_id(p), batch, acks_mode::leader, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { out = r; });
+    b.at(id)->produce(t, partition_id(p), batch, acks_mode::leader, std::chrono::milliseconds(30000),
+                      [&](const result<append_result>& r) { out = r; });
     REQUIRE(out);
     if (!*out) FAIL("produce: " << out->error().to_string());
     return **out;
@@ -154,8 +155,7 @@ TEST_CASE("a follower behind the leader's log start restarts its log there and c
 // on every round and the follower never catches up. Kafka handles this case in
 // Partition.appendRecordsToFollowerOrFutureReplica (UnexpectedAppendOffsetException on an
 // empty log: truncateFullyAndStartAt(batch base offset), then append).
-TEST_CASE("a follower catches up when the leader's log start falls inside a batch",
-          "[replication][replica_fetcher]") {
+TEST_CASE("a follower catches up when the leader's log start falls inside a batch", "[replication][replica_fetcher]") {
   fixture f;
   f.open(1);
   auto b2 = f.open(2);
@@ -193,7 +193,7 @@ TEST_CASE("an unreachable leader counts an error and changes nothing", "[replica
   CHECK(f.connects == std::vector<std::pair<std::int32_t, std::int32_t>>{{2, 1}});
   CHECK(follower->log_end_offset() == offset(0));
   REQUIRE(b2->following().size() == 1);
-  CHECK(b2->following()[0].needs_truncation);                          // still to do once the leader is back
+  CHECK(b2->following()[0].needs_truncation);                                     // still to do once the leader is back
   CHECK(f.rep(1, "t", 0)->follower(broker_id{2})->log_end_offset == offset(-1));  // the leader heard nothing
   CHECK(fetcher.rounds() == 1);
   CHECK(fetcher.bytes_fetched() == 0);

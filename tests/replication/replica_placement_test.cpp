@@ -154,8 +154,8 @@ TEST_CASE("placement: errors", "[replication][placement]") {
   CHECK(err(iota_brokers(3), 3, 2, {}, -1) == errc::invalid_argument);
   CHECK(err(iota_brokers(3), 2, 2, {}, std::numeric_limits<std::int32_t>::max()) == errc::invalid_partitions);
   // The last int32 partition id itself is fine.
-  CHECK(
-      assign_replicas_rack_unaware(typed(iota_brokers(3)), 1, 2, {}, partition_id{std::numeric_limits<std::int32_t>::max()}));
+  CHECK(assign_replicas_rack_unaware(typed(iota_brokers(3)), 1, 2, {},
+                                     partition_id{std::numeric_limits<std::int32_t>::max()}));
 }
 
 TEST_CASE("placement: random start from a caller's engine", "[replication][placement]") {

@@ -131,10 +131,11 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
     auto* raw = b.get();
     sent.push_back(std::move(b));
     ++tot.sends;
-    c.produce(topic, partition_id(raw->partition), bytes, o.acks, std::chrono::milliseconds(2000), [raw](const result<append_result>& r) {
-      REQUIRE(!raw->outcome.has_value());  // exactly once
-      raw->outcome = r;
-    });
+    c.produce(topic, partition_id(raw->partition), bytes, o.acks, std::chrono::milliseconds(2000),
+              [raw](const result<append_result>& r) {
+                REQUIRE(!raw->outcome.has_value());  // exactly once
+                raw->outcome = r;
+              });
   };
 
   auto consume = [&] {
@@ -296,9 +297,9 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
           dump += fmt::format("  broker {}: no replica\n", id);
           continue;
         }
-        dump += fmt::format("  broker {}: role {} epoch {} leo {} hw {} latest epoch {}\n", id, static_cast<int>(r->role()),
-                            r->current_leader_epoch(), r->log_end_offset(), r->high_watermark(),
-                            r->latest_epoch() ? r->latest_epoch()->value() : -1);
+        dump += fmt::format("  broker {}: role {} epoch {} leo {} hw {} latest epoch {}\n", id,
+                            static_cast<int>(r->role()), r->current_leader_epoch(), r->log_end_offset(),
+                            r->high_watermark(), r->latest_epoch() ? r->latest_epoch()->value() : -1);
       }
     }
     int pending = 0;
@@ -445,7 +446,8 @@ TEST_CASE("a power loss of the last ISR member loses what it had not flushed (no
   };
   std::optional<result<append_result>> acked;
   auto b = brook::test::make_batch(5, clk->now_ms(), "acked");
-  c.produce("t", partition_id{0}, b, acks_mode::all, std::chrono::milliseconds(30000), [&](const result<append_result>& r) { acked = r; });
+  c.produce("t", partition_id{0}, b, acks_mode::all, std::chrono::milliseconds(30000),
+            [&](const result<append_result>& r) { acked = r; });
   step(3);
   REQUIRE(acked);
   REQUIRE(*acked);

@@ -30,15 +30,15 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
 
 #include "support/crash_helpers.hpp"
-#include "support/seeds.hpp"
 #include "support/log_builders.hpp"
+#include "support/seeds.hpp"
 
 namespace {
 
@@ -50,10 +50,9 @@ namespace sfs = std::filesystem;
 constexpr timestamp_ms t0 = 1'700'000'000'000;
 
 /// Returns a failure message from the enclosing function when `cond` is false.
-#define BROOK_SCN_EXPECT(cond, ...)                                                                     \
-  do {                                                                                                  \
-    if (!(cond))                                                                                        \
-      return fmt::format("line {}: expected {}: {}", __LINE__, #cond, fmt::format(__VA_ARGS__)); \
+#define BROOK_SCN_EXPECT(cond, ...)                                                                         \
+  do {                                                                                                      \
+    if (!(cond)) return fmt::format("line {}: expected {}: {}", __LINE__, #cond, fmt::format(__VA_ARGS__)); \
   } while (0)
 
 /// Deterministic random source for one case (std distributions are not portable, these are).
@@ -87,8 +86,10 @@ built_batch make_random_batch(rnd& r, timestamp_ms& ts_clock) {
     full_record f;
     ts_clock += r.range(0, 5);
     f.rec.timestamp = ts_clock;
-    if (r.chance(0.15)) f.rec.timestamp = ts_clock - r.range(1, 2000);  // out of order: older
-    else if (r.chance(0.02)) f.rec.timestamp = ts_clock + r.range(1, 5000);  // out of order: ahead
+    if (r.chance(0.15))
+      f.rec.timestamp = ts_clock - r.range(1, 2000);  // out of order: older
+    else if (r.chance(0.02))
+      f.rec.timestamp = ts_clock + r.range(1, 5000);  // out of order: ahead
     f.rec.key_null = r.chance(0.2);
     if (!f.rec.key_null) f.rec.key = r.str(r.payload_size());
     f.rec.value_null = r.chance(0.15);
@@ -96,8 +97,8 @@ built_batch make_random_batch(rnd& r, timestamp_ms& ts_clock) {
     if (r.chance(0.2)) {
       const auto hn = r.range(1, 3);
       for (std::int64_t h = 0; h < hn; ++h)
-        f.headers.emplace_back(fmt::format("h{}", h), r.chance(0.3) ? std::nullopt
-                                                                   : std::optional<std::string>(r.str(r.below(21))));
+        f.headers.emplace_back(fmt::format("h{}", h),
+                               r.chance(0.3) ? std::nullopt : std::optional<std::string>(r.str(r.below(21))));
     }
     out.recs.push_back(std::move(f));
   }
@@ -224,12 +225,12 @@ std::string check_time_lookups(const partition_log& log, const model& m, std::in
     BROOK_SCN_EXPECT(got.has_value(), "offset_for_timestamp({}) failed: {}", q, got ? "" : got.error().to_string());
     std::string gs = *got ? fmt::format("offset {} ts {}", (*got)->off, (*got)->timestamp) : "none";
     std::string ws = want ? fmt::format("offset {} ts {}", want->first, want->second) : "none";
-    BROOK_SCN_EXPECT(gs == ws, "offset_for_timestamp({}) = {}, want {} (segments' max timestamps: {})", q, gs, ws,
-                     [&] {
-                       std::string s;
-                       for (const auto& si : log.segments()) s += fmt::format("[{}..{}) max {}; ", si.base_offset, si.next_offset, si.max_timestamp);
-                       return s;
-                     }());
+    BROOK_SCN_EXPECT(gs == ws, "offset_for_timestamp({}) = {}, want {} (segments' max timestamps: {})", q, gs, ws, [&] {
+      std::string s;
+      for (const auto& si : log.segments())
+        s += fmt::format("[{}..{}) max {}; ", si.base_offset, si.next_offset, si.max_timestamp);
+      return s;
+    }());
   }
   return {};
 }
@@ -241,7 +242,8 @@ std::string check_segment_max_timestamps(const partition_log& log, const model& 
     timestamp_ms want = -1;
     for (const auto& b : m.batches)
       if (b.seg_base == si.base_offset.value())
-        for (auto o = b.base; o < b.next; ++o) want = std::max(want, m.records[static_cast<std::size_t>(o)].rec.timestamp);
+        for (auto o = b.base; o < b.next; ++o)
+          want = std::max(want, m.records[static_cast<std::size_t>(o)].rec.timestamp);
     BROOK_SCN_EXPECT(si.max_timestamp == want, "segment {} has max timestamp {}, its records' largest is {}",
                      si.base_offset, si.max_timestamp, want);
   }
@@ -283,15 +285,14 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   std::string story = fmt::format("segment.bytes={} index.interval.bytes={} segment.index.bytes={};", cfg.segment_bytes,
                                   cfg.index_interval_bytes, cfg.segment_index_bytes);
   auto fail = [&](const std::string& what) { return fmt::format("{}\n    story: {}", what, story); };
-#define BROOK_SCN_TRY(expr)                 \
-  do {                                      \
-    std::string e_ = (expr);                \
-    if (!e_.empty()) return fail(e_);       \
+#define BROOK_SCN_TRY(expr)           \
+  do {                                \
+    std::string e_ = (expr);          \
+    if (!e_.empty()) return fail(e_); \
   } while (0)
-#define BROOK_SCN_CHECK(cond, ...)                                                                           \
-  do {                                                                                                       \
-    if (!(cond))                                                                                             \
-      return fail(fmt::format("line {}: expected {}: {}", __LINE__, #cond, fmt::format(__VA_ARGS__))); \
+#define BROOK_SCN_CHECK(cond, ...)                                                                                \
+  do {                                                                                                            \
+    if (!(cond)) return fail(fmt::format("line {}: expected {}: {}", __LINE__, #cond, fmt::format(__VA_ARGS__))); \
   } while (0)
 
   brook::test::scratch_dir tmp("brook-crash");
@@ -413,7 +414,8 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   if (r.chance(0.4)) {  // damage an index
     const std::size_t k = static_cast<std::size_t>(r.below(nseg));
     const bool time = r.chance(0.4);
-    const sfs::path ip = time ? partition_files::time_index(dir, segs[k].base_offset) : partition_files::index(dir, segs[k].base_offset);
+    const sfs::path ip =
+        time ? partition_files::time_index(dir, segs[k].base_offset) : partition_files::index(dir, segs[k].base_offset);
     const std::size_t esz = time ? time_index::entry_size : offset_index::entry_size;
     auto bytes = brook::test::read_file_bytes(ip);
     const auto kind = r.below(5);
@@ -451,8 +453,10 @@ std::string run_case(std::uint64_t seed, bool verbose) {
       const auto next_pos = detail::load_be32(bytes.data() + (i + 1) * esz + 4);
       const auto prev_pos = i > 0 ? detail::load_be32(bytes.data() + (i - 1) * esz + 4) : -1;
       std::int32_t np = pos;
-      if (next_pos - pos > 1) np = pos + static_cast<std::int32_t>(r.range(1, next_pos - pos - 1));
-      else if (pos - prev_pos > 1) np = pos - static_cast<std::int32_t>(r.range(1, pos - prev_pos - 1));
+      if (next_pos - pos > 1)
+        np = pos + static_cast<std::int32_t>(r.range(1, next_pos - pos - 1));
+      else if (pos - prev_pos > 1)
+        np = pos - static_cast<std::int32_t>(r.range(1, pos - prev_pos - 1));
       detail::store_be32(bytes.data() + i * esz + 4, np);
       brook::test::write_file_bytes(ip, bytes);
       if (np != pos) undetectable_index_damage.push_back(k);
@@ -466,15 +470,21 @@ std::string run_case(std::uint64_t seed, bool verbose) {
       sfs::remove(dir / partition_files::log_start_checkpoint);
       ls_ckpt_deleted = true;
     }
-    story += fmt::format(" | checkpoint(s) deleted ({})", which == 0 ? "recovery point" : which == 1 ? "log start" : "both");
+    story += fmt::format(" | checkpoint(s) deleted ({})", which == 0   ? "recovery point"
+                                                          : which == 1 ? "log start"
+                                                                       : "both");
   }
   if (r.chance(0.15)) {  // leftovers of interrupted operations
     const auto kind = r.below(4);
     sfs::path p;
-    if (kind == 0) p = dir / (std::string(partition_files::recovery_point_checkpoint) + ".tmp");
-    else if (kind == 1) p = dir / (std::string(partition_files::log_start_checkpoint) + ".tmp");
-    else if (kind == 2) p = dir / (segs.back().path.filename().string() + ".swap");
-    else p = partition_files::index(dir, offset(m.end() + 1000));  // an index without its log
+    if (kind == 0)
+      p = dir / (std::string(partition_files::recovery_point_checkpoint) + ".tmp");
+    else if (kind == 1)
+      p = dir / (std::string(partition_files::log_start_checkpoint) + ".tmp");
+    else if (kind == 2)
+      p = dir / (segs.back().path.filename().string() + ".swap");
+    else
+      p = partition_files::index(dir, offset(m.end() + 1000));  // an index without its log
     brook::test::write_file_bytes(p, brook::test::random_bytes(r.g, static_cast<std::size_t>(r.range(0, 300))));
     leftovers.push_back(p);
     story += fmt::format(" | leftover {}", p.filename().string());
@@ -504,14 +514,16 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   // ------------------------------------------------------------------ reopen and check
   {
     auto opened = partition_log::open(dir, cfg);
-    BROOK_SCN_CHECK(opened.has_value(), "open of the damaged directory failed: {}", opened ? "" : opened.error().to_string());
+    BROOK_SCN_CHECK(opened.has_value(), "open of the damaged directory failed: {}",
+                    opened ? "" : opened.error().to_string());
     auto& log = **opened;
     const auto& rep = log.recovery();
     std::string events;
     for (const auto& e : rep.events) events += "\n      " + e;
     story += fmt::format(" | report: clean={} scanned={} rebuilt={} truncated={} deleted={}{}", rep.clean,
                          rep.segments_scanned, rep.indexes_rebuilt, rep.bytes_truncated, rep.segments_deleted, events);
-    BROOK_SCN_CHECK(log.log_start_offset().value() == exp_start, "log start {} want {}", log.log_start_offset(), exp_start);
+    BROOK_SCN_CHECK(log.log_start_offset().value() == exp_start, "log start {} want {}", log.log_start_offset(),
+                    exp_start);
     BROOK_SCN_CHECK(log.log_end_offset().value() == exp_end, "log end {} want {}", log.log_end_offset(), exp_end);
     BROOK_SCN_TRY(compare_contents(log, m, exp_start, exp_end));
     // Flushed data before the first damaged byte is kept.
@@ -519,8 +531,10 @@ std::string run_case(std::uint64_t seed, bool verbose) {
     if (damage_at) first_lost = exp_end;
     BROOK_SCN_CHECK(log.log_end_offset().value() >= std::min(flushed_end, first_lost),
                     "flushed up to {} but the log ends at {}", flushed_end, log.log_end_offset());
-    BROOK_SCN_CHECK(rep.bytes_truncated == exp_truncated, "bytes_truncated {} want {}", rep.bytes_truncated, exp_truncated);
-    BROOK_SCN_CHECK(rep.segments_deleted == exp_deleted, "segments_deleted {} want {}", rep.segments_deleted, exp_deleted);
+    BROOK_SCN_CHECK(rep.bytes_truncated == exp_truncated, "bytes_truncated {} want {}", rep.bytes_truncated,
+                    exp_truncated);
+    BROOK_SCN_CHECK(rep.segments_deleted == exp_deleted, "segments_deleted {} want {}", rep.segments_deleted,
+                    exp_deleted);
     if (exp_end < m.end() || exp_truncated > 0 || exp_deleted > 0)
       BROOK_SCN_CHECK(!rep.clean, "records or bytes were dropped but the report says clean");
     const bool index_seg_survives = !damage_at || index_damage_seg <= damage_at->first;
@@ -554,7 +568,8 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   }
   {
     auto opened = partition_log::open(dir, cfg);
-    BROOK_SCN_CHECK(opened.has_value(), "reopen after the clean close failed: {}", opened ? "" : opened.error().to_string());
+    BROOK_SCN_CHECK(opened.has_value(), "reopen after the clean close failed: {}",
+                    opened ? "" : opened.error().to_string());
     auto& log = **opened;
     const auto& rep = log.recovery();
     BROOK_SCN_CHECK(rep.clean && rep.bytes_truncated == 0 && rep.segments_deleted == 0 && rep.indexes_rebuilt == 0,
@@ -562,7 +577,8 @@ std::string run_case(std::uint64_t seed, bool verbose) {
                     rep.indexes_rebuilt, rep.bytes_truncated, rep.segments_deleted,
                     rep.events.empty() ? "" : rep.events.front());
     BROOK_SCN_CHECK(log.log_start_offset().value() == exp_start && log.log_end_offset().value() == m.end(),
-                    "after reopen [{}, {}) want [{}, {})", log.log_start_offset(), log.log_end_offset(), exp_start, m.end());
+                    "after reopen [{}, {}) want [{}, {})", log.log_start_offset(), log.log_end_offset(), exp_start,
+                    m.end());
     BROOK_SCN_TRY(compare_contents(log, m, exp_start, m.end()));
     BROOK_SCN_TRY(check_segment_max_timestamps(log, m));
     BROOK_SCN_TRY(check_time_lookups(log, m, exp_start, m.end(), r));
@@ -723,8 +739,11 @@ const std::vector<damage_case>& damage_cases() {
          auto bs = batches_in(s.m, s.segs[1].base_offset);
          REQUIRE(bs.size() >= 2);
          brook::test::cut_file(s.log_of(1), bs[1].pos);  // the second batch of segment 1 starts the damage
-         return damage_outcome{.end = bs[1].base, .bytes_truncated = 0, .segments_deleted = s.segs.size() - 2,
-                               .segments_left = 2, .clean = false};
+         return damage_outcome{.end = bs[1].base,
+                               .bytes_truncated = 0,
+                               .segments_deleted = s.segs.size() - 2,
+                               .segments_left = 2,
+                               .clean = false};
        }},
       {"a torn last batch is cut off", true, 25, 1,
        [](const damage_site& s) {
@@ -743,14 +762,16 @@ const std::vector<damage_case>& damage_cases() {
       {"the active segment's .log is empty after a crash", true, 30, 3,
        [](const damage_site& s) {
          brook::test::cut_file(s.log_of(s.segs.size() - 1), 0);
-         return damage_outcome{.end = s.segs.back().base_offset.value(), .bytes_truncated = 0, .segments_deleted = 0,
+         return damage_outcome{.end = s.segs.back().base_offset.value(),
+                               .bytes_truncated = 0,
+                               .segments_deleted = 0,
                                .segments_left = s.segs.size()};
        }},
       {"an older segment's empty .log takes every later segment with it", false, 30, 3,
        [](const damage_site& s) {
          brook::test::cut_file(s.log_of(1), 0);
-         return damage_outcome{.end = s.segs[1].base_offset.value(), .segments_deleted = s.segs.size() - 2,
-                               .clean = false};
+         return damage_outcome{
+             .end = s.segs[1].base_offset.value(), .segments_deleted = s.segs.size() - 2, .clean = false};
        }},
       {"an .index full of garbage is rebuilt, nothing is lost", false, 30, 1,
        [](const damage_site& s) {
@@ -759,8 +780,8 @@ const std::vector<damage_case>& damage_cases() {
          REQUIRE(n >= offset_index::entry_size);
          std::mt19937_64 g(5);
          brook::test::write_file_bytes(ip, brook::test::random_bytes(g, static_cast<std::size_t>(n)));
-         return damage_outcome{.end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = 1, .clean = false,
-                               .check_time_lookups = true};
+         return damage_outcome{
+             .end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = 1, .clean = false, .check_time_lookups = true};
        }},
       {"missing .index and .timeindex files are rebuilt", false, 30, 1,
        [](const damage_site& s) {
@@ -768,8 +789,11 @@ const std::vector<damage_case>& damage_cases() {
            REQUIRE(sfs::remove(partition_files::index(s.dir, seg.base_offset)));
            REQUIRE(sfs::remove(partition_files::time_index(s.dir, seg.base_offset)));
          }
-         return damage_outcome{.end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = s.segs.size(),
-                               .clean = false, .check_time_lookups = true};
+         return damage_outcome{.end = s.m.end(),
+                               .bytes_truncated = 0,
+                               .indexes_rebuilt = s.segs.size(),
+                               .clean = false,
+                               .check_time_lookups = true};
        }},
       {"garbage after the active segment's last batch (a crash image) is cut off", true, 30, 1,
        [](const damage_site& s) {
@@ -781,8 +805,8 @@ const std::vector<damage_case>& damage_cases() {
        [](const damage_site& s) {
          std::mt19937_64 g(11);
          brook::test::write_file_bytes(s.log_of(1), brook::test::random_bytes(g, 100), true);
-         return damage_outcome{.end = s.segs[1].next_offset.value(), .bytes_truncated = 100,
-                               .segments_deleted = s.segs.size() - 2};
+         return damage_outcome{
+             .end = s.segs[1].next_offset.value(), .bytes_truncated = 100, .segments_deleted = s.segs.size() - 2};
        }},
       {"a .log of pure garbage leaves an empty log at its base", false, 20, 2,
        [](const damage_site& s) {
@@ -821,8 +845,10 @@ TEST_CASE("crash: damage table: recovery keeps exactly the intact prefix and say
       auto log = build_log(dir, cfg, c.batches, m);
       const auto segs = log->segments();
       REQUIRE(segs.size() >= c.min_segments);
-      if (c.crash_image) brook::test::copy_dir_files(dir, crashed);
-      else REQUIRE(log->close().has_value());
+      if (c.crash_image)
+        brook::test::copy_dir_files(dir, crashed);
+      else
+        REQUIRE(log->close().has_value());
       log.reset();
       const auto& target = c.crash_image ? crashed : dir;
       const damage_outcome want = c.damage(damage_site{target, segs, m});
@@ -877,7 +903,8 @@ TEST_CASE("crash: a malformed checkpoint file", "[storage][crash][scenario]") {
   auto log = build_log(dir, cfg, 20, m);
   REQUIRE(log->close().has_value());
   log.reset();
-  const std::string_view name = GENERATE(partition_files::recovery_point_checkpoint, partition_files::log_start_checkpoint);
+  const std::string_view name =
+      GENERATE(partition_files::recovery_point_checkpoint, partition_files::log_start_checkpoint);
   std::string junk = "0\n1\nthis is not a checkpoint\n";
   brook::test::write_file_bytes(dir / name, std::as_bytes(std::span(junk.data(), junk.size())));
   auto opened = partition_log::open(dir, cfg);

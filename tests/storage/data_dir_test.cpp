@@ -1,5 +1,5 @@
-#include <chrono>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 
 #include <brook/storage/data_dir.hpp>
@@ -347,8 +347,7 @@ TEST_CASE("partition::reset_high_watermark lowers the high watermark, clamped to
 // the high watermark to [log start, log end]; reset_high_watermark clamps only to the log end,
 // so a negative value or one below the log start (a replication-offset-checkpoint older than
 // the log-start-offset-checkpoint after a crash) is stored as is.
-TEST_CASE("partition::reset_high_watermark never goes below the log start",
-          "[storage][data_dir][partition]") {
+TEST_CASE("partition::reset_high_watermark never goes below the log start", "[storage][data_dir][partition]") {
   temp_dir t;
   auto dd = open_dd(t.path());
   REQUIRE(dd->create_topic("t"));

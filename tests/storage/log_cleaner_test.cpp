@@ -6,8 +6,8 @@
 //
 // Rerun one property seed: BROOK_CLEANER_SEED=17 ./brook_test_storage_log_cleaner
 // More histories:          BROOK_CLEANER_CASES=5000 ./brook_test_storage_log_cleaner
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -28,8 +28,8 @@
 #include <brook/storage/topic_config.hpp>
 
 #include "support/crash_helpers.hpp"
-#include "support/seeds.hpp"
 #include "support/log_builders.hpp"
+#include "support/seeds.hpp"
 
 namespace {
 
@@ -855,7 +855,8 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
         ++total_passes;
         total_removed += static_cast<std::int64_t>(st->records_removed);
         total_tombstones_removed += static_cast<std::int64_t>(st->tombstones_removed);
-        if (end > m.first_dirty || st->segments_cleanable > 0) m.clean(end, clk->now_ms(), cfg.delete_retention.count());
+        if (end > m.first_dirty || st->segments_cleanable > 0)
+          m.clean(end, clk->now_ms(), cfg.delete_retention.count());
         CHECK(st->first_dirty_after.value() == std::max<std::int64_t>(m.first_dirty, end));
         for (const auto& [p, bytes] : untouched) {
           INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << story << " | " << p);
@@ -872,7 +873,8 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
       }
 
       // After every step the log holds exactly the model's records.
-      INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << ":" << story);
+      INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")"
+                   << ":" << story);
       auto got = read_all_full(*log);
       std::vector<full_record> want;
       for (const auto& r : m.recs) want.push_back(r.full);
@@ -880,7 +882,8 @@ TEST_CASE("property: random histories clean to the latest value per key, offsets
     }
 
     // A full clean at the end: roll, then clean everything.
-    INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")" << ":" << story << " | final");
+    INFO("seed " << seed << " (replay: BROOK_CLEANER_SEED=" << seed << ")"
+                 << ":" << story << " | final");
     REQUIRE(log->roll());
     const std::int64_t end = log->log_end_offset().value();
     REQUIRE(log->compact());

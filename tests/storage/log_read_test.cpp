@@ -45,8 +45,7 @@ std::vector<std::int64_t> offsets(const log_slice& s) {
 
 }  // namespace
 
-TEST_CASE("log_read: a slice starts at the batch holding the offset and stays in one segment",
-          "[storage][log_read]") {
+TEST_CASE("log_read: a slice starts at the batch holding the offset and stays in one segment", "[storage][log_read]") {
   fixture f;
   auto a = f.read(offset(4), offset(12));
   CHECK(offsets(a) == std::vector<std::int64_t>{4, 5});  // from the batch 3..5, records before 4 skipped
@@ -58,8 +57,7 @@ TEST_CASE("log_read: a slice starts at the batch holding the offset and stays in
   CHECK(bounded.next_offset() == offset(9));
 }
 
-TEST_CASE("log_read: a start inside an offset gap reads the next batch, as after compaction",
-          "[storage][log_read]") {
+TEST_CASE("log_read: a start inside an offset gap reads the next batch, as after compaction", "[storage][log_read]") {
   fixture f(/*bases=*/{0, 10});  // 0..2, then 10..12
   auto s = read_segments(f.list, offset(5), offset(13), 1 << 20, f.t.path());
   REQUIRE_OK(s);
@@ -83,9 +81,9 @@ TEST_CASE("log_read: offsetsForTimes finds the first record at or after a timest
     return r ? r->off.value() : -1;
   };
   CHECK(at(0) == 0);
-  CHECK(at(1002) == 2);                // offset 2 (batch 0..2, timestamps 1000..1002)
-  CHECK(at(1002, offset(3)) == 4);     // not below the log start: 3 has 1001, 4 has 1002
-  CHECK(at(1004) == 6);                // past segment A's largest timestamp: segment B
+  CHECK(at(1002) == 2);             // offset 2 (batch 0..2, timestamps 1000..1002)
+  CHECK(at(1002, offset(3)) == 4);  // not below the log start: 3 has 1001, 4 has 1002
+  CHECK(at(1004) == 6);             // past segment A's largest timestamp: segment B
   CHECK(at(5001) == 7);
   CHECK(at(5001, offset(0), offset(7)) == -1);  // 7 is the bound
   CHECK(at(9999) == -1);

@@ -85,4 +85,3 @@ TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[s
   idx.append(offset(7), file_pos(20));
   CHECK(idx.lookup(offset(8)).position == file_pos(20));
 }
-

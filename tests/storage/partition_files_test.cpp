@@ -26,7 +26,7 @@ TEST_CASE("base offsets parse only from exactly 20 digits that fit an int64", "[
   CHECK(partition_files::parse_base("09223372036854775807") == offset(INT64_MAX));
   CHECK_FALSE(partition_files::parse_base("09223372036854775808"));  // one past int64
   CHECK_FALSE(partition_files::parse_base("99999999999999999999"));
-  CHECK_FALSE(partition_files::parse_base("0000000000000000042"));   // 19 digits
+  CHECK_FALSE(partition_files::parse_base("0000000000000000042"));    // 19 digits
   CHECK_FALSE(partition_files::parse_base("000000000000000000042"));  // 21 digits
   CHECK_FALSE(partition_files::parse_base("0000000000000000004a"));
   CHECK_FALSE(partition_files::parse_base("-0000000000000000042"));

@@ -528,9 +528,7 @@ TEST_CASE("a read-only open changes nothing on disk", "[storage][partition_log]"
     REQUIRE(log->close());
   }
   fs::path first = d / "00000000000000000000.log";
-  {
-    std::ofstream out(d / "00000000000000000000.log", std::ios::app | std::ios::binary);
-  }
+  { std::ofstream out(d / "00000000000000000000.log", std::ios::app | std::ios::binary); }
   // Torn tail on the last segment.
   fs::path last;
   for (const auto& e : fs::directory_iterator(d))
@@ -743,8 +741,7 @@ TEST_CASE("abandon with nothing unflushed reopens cleanly from the flushed state
 // but only append() (and compact()) check closed_: truncate_fully_and_start_at, truncate_to,
 // delete_records_before, roll, flush and checkpoint still run, and delete or rewrite files in
 // a directory whose lock was released (possibly under the next owner). close() has the same gap.
-TEST_CASE("an abandoned log refuses every write and leaves its files alone",
-          "[storage][partition_log][abandon]") {
+TEST_CASE("an abandoned log refuses every write and leaves its files alone", "[storage][partition_log][abandon]") {
   temp_dir t;
   const fs::path d = t / "t-0";
   auto log = open_log(d);

@@ -33,8 +33,8 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -94,7 +94,8 @@ std::string value_for(std::int64_t off) {
 std::string verify_record(const record_view& r, std::int64_t want) {
   const auto off = r.offset().value();
   if (off != want) return fmt::format("record at offset {} where {} was expected", off, want);
-  if (r.timestamp() != ts_for(off)) return fmt::format("offset {}: timestamp {} want {}", off, r.timestamp(), ts_for(off));
+  if (r.timestamp() != ts_for(off))
+    return fmt::format("offset {}: timestamp {} want {}", off, r.timestamp(), ts_for(off));
   if (r.key().is_null() != key_null(off)) return fmt::format("offset {}: key nullness differs", off);
   if (!key_null(off) && r.key().as_string_view() != key_for(off)) return fmt::format("offset {}: key differs", off);
   if (r.value().is_null()) return fmt::format("offset {}: null value", off);
@@ -213,8 +214,8 @@ void reader(const partition_log& log, shared_state& st, int id, std::int64_t sta
       return;
     }
     if (*n == 0 || expect != s->next_offset().value()) {
-      st.fail(fmt::format("reader {}: slice from {} delivered {} records up to {}, next_offset {}", id, pos, *n,
-                          expect, s->next_offset()));
+      st.fail(fmt::format("reader {}: slice from {} delivered {} records up to {}, next_offset {}", id, pos, *n, expect,
+                          s->next_offset()));
       return;
     }
     rs.records += static_cast<std::int64_t>(*n);
@@ -326,8 +327,8 @@ void appender(partition_log& log, shared_state& st, std::uint64_t seed, std::int
       record_header h{"o", nullable_bytes(hvals[ju])};
       std::span<const record_header> hs;
       if (has_header(off)) hs = std::span<const record_header>(&h, 1);
-      b.append(ts_for(off), key_null(off) ? nullable_bytes::null() : nullable_bytes(keys[ju]), nullable_bytes(values[ju]),
-               hs);
+      b.append(ts_for(off), key_null(off) ? nullable_bytes::null() : nullable_bytes(keys[ju]),
+               nullable_bytes(values[ju]), hs);
     }
     auto res = log.append(b.finish());
     if (!res) return fail(res.error().to_string());
@@ -349,7 +350,8 @@ void appender(partition_log& log, shared_state& st, std::uint64_t seed, std::int
       const auto log_start = log.log_start_offset().value(), leo = log.log_end_offset().value();
       const auto o = log_start + (leo - log_start) / 3;
       if (auto d = log.delete_records_before(offset(o)); !d) return fail(d.error().to_string());
-      if (log.log_start_offset().value() != std::max(log_start, o)) return fail("log start did not move to the DeleteRecords offset");
+      if (log.log_start_offset().value() != std::max(log_start, o))
+        return fail("log start did not move to the DeleteRecords offset");
       st.delete_records.fetch_add(1);
     }
     if (chance(0.004) && log.log_end_offset().value() + 1000 < target) {
@@ -433,8 +435,9 @@ TEST_CASE("one appender, several readers, retention, DeleteRecords and truncatio
       log.log_start_offset(), final_end, st.retention_deleted.load(), st.truncations.load(), st.delete_records.load());
   for (int i = 0; i < n_readers; ++i) {
     const auto& r = stats[static_cast<std::size_t>(i)];
-    summary += fmt::format("; reader {}: {} reads, {} records, {} jumps, {} waits ({} returned false), {} past-end, {} time lookups",
-                           i, r.reads, r.records, r.jumps, r.waits, r.wait_false, r.past_end, r.time_lookups);
+    summary += fmt::format(
+        "; reader {}: {} reads, {} records, {} jumps, {} waits ({} returned false), {} past-end, {} time lookups", i,
+        r.reads, r.records, r.jumps, r.waits, r.wait_false, r.past_end, r.time_lookups);
   }
   INFO(summary);
   if (brook::test::env_int("BROOK_THREADED_VERBOSE")) fmt::print("{}\n", summary);
@@ -525,8 +528,10 @@ TEST_CASE("a read racing with the log start moving fails with offset_out_of_rang
           const auto pos = log.log_start_offset();
           auto s = log.read(pos);
           if (!s) {
-            if (s.error().code() == make_error_code(errc::offset_out_of_range)) out_of_range.fetch_add(1);
-            else st.fail("read: " + s.error().to_string());
+            if (s.error().code() == make_error_code(errc::offset_out_of_range))
+              out_of_range.fetch_add(1);
+            else
+              st.fail("read: " + s.error().to_string());
             continue;
           }
           if (s->empty()) continue;
@@ -537,9 +542,10 @@ TEST_CASE("a read racing with the log start moving fails with offset_out_of_rang
           if (first != pos.value()) {
             if (silent_skips.fetch_add(1) == 0) {
               std::lock_guard lk(st.mu);
-              first_skip = fmt::format("read({}) returned a slice starting at offset {} (slice start_offset {}, "
-                                       "log start now {})",
-                                       pos, first, s->start_offset(), log.log_start_offset());
+              first_skip = fmt::format(
+                  "read({}) returned a slice starting at offset {} (slice start_offset {}, "
+                  "log start now {})",
+                  pos, first, s->start_offset(), log.log_start_offset());
             }
           } else {
             good_reads.fetch_add(1);

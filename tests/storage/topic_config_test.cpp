@@ -1,5 +1,5 @@
-#include <chrono>
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include <brook/storage/topic_config.hpp>
 
@@ -11,9 +11,8 @@ TEST_CASE("topic names are validated as Kafka does", "[storage][topic_config]") 
     CHECK(validate_topic_name(good));
   }
   CHECK(validate_topic_name(std::string(249, 'a')));
-  for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string(250, 'a'),
-                          std::string("a/b"), std::string("../etc"), std::string("a b"), std::string("ü"),
-                          std::string("a\0b", 3)}) {
+  for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string(250, 'a'), std::string("a/b"),
+                          std::string("../etc"), std::string("a b"), std::string("ü"), std::string("a\0b", 3)}) {
     INFO(bad);
     auto r = validate_topic_name(bad);
     REQUIRE_FALSE(r);
@@ -31,9 +30,11 @@ TEST_CASE("topic overrides apply on top of the defaults", "[storage][topic_confi
   CHECK(c->message_timestamp_type == timestamp_type::log_append_time);
   CHECK(c->index_interval_bytes == 4096);
 
-  for (auto bad : std::vector<std::pair<std::string, std::string>>{
-           {"retention.ms", "soon"}, {"segment.bytes", "-5"}, {"segment.bytes", "1"}, {"no.such.config", "1"},
-           {"message.timestamp.type", "Later"}}) {
+  for (auto bad : std::vector<std::pair<std::string, std::string>>{{"retention.ms", "soon"},
+                                                                   {"segment.bytes", "-5"},
+                                                                   {"segment.bytes", "1"},
+                                                                   {"no.such.config", "1"},
+                                                                   {"message.timestamp.type", "Later"}}) {
     topic_config t;
     t.overrides[bad.first] = bad.second;
     INFO(bad.first << "=" << bad.second);
@@ -54,8 +55,8 @@ TEST_CASE("the topic-configs file round-trips and rejects damage", "[storage][to
   REQUIRE(back);
   CHECK(back->at("orders").partitions == 3);
   CHECK(back->at("orders").overrides.at("retention.ms") == "5");
-  for (const char* bad : {"1\n", "0\norders\n", "0\nbad/name partitions=1\n", "0\norders partitions=0\n",
-                          "0\norders partitions=x\n"}) {
+  for (const char* bad :
+       {"1\n", "0\norders\n", "0\nbad/name partitions=1\n", "0\norders partitions=0\n", "0\norders partitions=x\n"}) {
     INFO(bad);
     auto r = detail::parse_topic_configs(bad, "f");
     REQUIRE_FALSE(r);

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/core/error.hpp>
 #include <brook/core/result.hpp>
@@ -43,8 +43,8 @@ struct StringMaker<brook::topic_partition> {
     if (!_r) FAIL(#expr << ": " << _r.error().to_string()); \
   } while (0)
 
-#define CHECK_OK(expr)                                       \
-  do {                                                       \
-    const auto& _r = (expr);                                 \
+#define CHECK_OK(expr)                                            \
+  do {                                                            \
+    const auto& _r = (expr);                                      \
     if (!_r) FAIL_CHECK(#expr << ": " << _r.error().to_string()); \
   } while (0)

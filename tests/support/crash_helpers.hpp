@@ -143,8 +143,8 @@ inline std::vector<disk_batch> scan_log_file(const sfs::path& p, std::uint64_t* 
   while (pos < bytes.size()) {
     auto v = record_batch_view::parse(std::span<const std::byte>(bytes).subspan(pos));
     if (!v) break;
-    out.push_back({pos, v->size_bytes(), v->base_offset().value(), v->last_offset().value(),
-                   v->header().max_timestamp});
+    out.push_back(
+        {pos, v->size_bytes(), v->base_offset().value(), v->last_offset().value(), v->header().max_timestamp});
     pos += v->size_bytes();
   }
   if (valid_bytes != nullptr) *valid_bytes = pos;
@@ -173,7 +173,8 @@ inline std::string check_closed_indexes(const sfs::path& dir) {
     std::uint64_t valid = 0;
     auto batches = scan_log_file(lp, &valid);
     const auto log_size = sfs::file_size(lp);
-    if (valid != log_size) return fmt::format("{}: {} bytes but only {} bytes of valid batches", lp.string(), log_size, valid);
+    if (valid != log_size)
+      return fmt::format("{}: {} bytes but only {} bytes of valid batches", lp.string(), log_size, valid);
     auto ip = partition_files::index(dir, offset(base));
     auto tp = partition_files::time_index(dir, offset(base));
     if (!sfs::exists(ip)) return fmt::format("{}: missing", ip.string());
@@ -185,8 +186,9 @@ inline std::string check_closed_indexes(const sfs::path& dir) {
     if (tb.size() % time_index::entry_size != 0)
       return fmt::format("{}: size {} is not a multiple of 12", tp.string(), tb.size());
     auto batch_at_pos = [&](std::int64_t pos) -> const disk_batch* {
-      auto it = std::lower_bound(batches.begin(), batches.end(), pos,
-                                 [](const disk_batch& b, std::int64_t v) { return static_cast<std::int64_t>(b.pos) < v; });
+      auto it = std::lower_bound(batches.begin(), batches.end(), pos, [](const disk_batch& b, std::int64_t v) {
+        return static_cast<std::int64_t>(b.pos) < v;
+      });
       return it != batches.end() && static_cast<std::int64_t>(it->pos) == pos ? &*it : nullptr;
     };
     std::int64_t prev_off = -1, prev_pos = -1;
@@ -214,18 +216,21 @@ inline std::string check_closed_indexes(const sfs::path& dir) {
       if (ts <= prev_ts || off < prev_off)
         return fmt::format("{}: entry {} ({} -> {}) goes backwards", tp.string(), i, ts, off);
       auto it = std::find_if(batches.begin(), batches.end(), [&](const disk_batch& b) { return b.last == off; });
-      if (it == batches.end()) return fmt::format("{}: entry {} points at offset {}, not a batch's last offset", tp.string(), i, off);
+      if (it == batches.end())
+        return fmt::format("{}: entry {} points at offset {}, not a batch's last offset", tp.string(), i, off);
       std::int64_t mx = -1;
       for (auto j = batches.begin(); j <= it; ++j) mx = std::max(mx, j->max_ts);
       if (mx != ts)
-        return fmt::format("{}: entry {} says max timestamp {} up to offset {}, the log says {}", tp.string(), i, ts, off, mx);
+        return fmt::format("{}: entry {} says max timestamp {} up to offset {}, the log says {}", tp.string(), i, ts,
+                           off, mx);
       prev_ts = ts;
       prev_off = off;
     }
     if (!batches.empty()) {
       std::int64_t last_ts = tn > 0 ? detail::load_be64(tb.data() + (tn - 1) * 12) : -1;
       if (last_ts != seg_max)
-        return fmt::format("{}: last entry has timestamp {} but the segment's largest is {}", tp.string(), last_ts, seg_max);
+        return fmt::format("{}: last entry has timestamp {} but the segment's largest is {}", tp.string(), last_ts,
+                           seg_max);
     }
   }
   return {};

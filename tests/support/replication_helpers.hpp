@@ -12,9 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <brook/core/types.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_records.hpp>
-#include <brook/core/types.hpp>
 
 #include "support/checks.hpp"
 

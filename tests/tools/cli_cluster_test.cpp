@@ -65,7 +65,8 @@ struct fixture {
   void produce_all(const std::string& t, int p, int n) {
     auto done = std::make_shared<std::optional<result<append_result> > >();
     auto b = brook::test::make_batch(n, clk->now_ms(), fmt::format("{}-{}", t, p));
-    c->produce(t, partition_id(p), b, acks_mode::all, std::chrono::milliseconds(30000), [done](const result<append_result>& r) { *done = r; });
+    c->produce(t, partition_id(p), b, acks_mode::all, std::chrono::milliseconds(30000),
+               [done](const result<append_result>& r) { *done = r; });
     for (int i = 0; i < 50 && !done->has_value(); ++i) steps(1);
     REQUIRE(done->has_value());
     if (!**done) FAIL((**done).error().to_string());

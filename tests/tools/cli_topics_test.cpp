@@ -488,7 +488,8 @@ TEST_CASE("commands that write a data directory apply retention.ms before they e
   // retention.ms would never delete anything.
   brook::test::temp_dir tmp("brook-cli-retention");
   const fs::path d = tmp / "data";
-  auto c = topics(d, {"--create", "--topic", "old", "--config", "retention.ms=60000", "--config", "segment.bytes=1024"});
+  auto c =
+      topics(d, {"--create", "--topic", "old", "--config", "retention.ms=60000", "--config", "segment.bytes=1024"});
   INFO(c.err);
   REQUIRE(c.exit_code == 0);
   {  // Records stamped an hour ago, a batch at a time (a segment or so each), written here.
@@ -498,7 +499,9 @@ TEST_CASE("commands that write a data directory apply retention.ms before they e
     const auto hour_ago = brook::system_clock().now_ms() - 3'600'000;
     for (int b = 0; b < 6; ++b) {
       for (int i = 0; i < 10; ++i)
-        p.send({.topic = "old", .value = "a record long enough to fill a 1 KiB segment in a dozen", .timestamp = hour_ago}, nullptr);
+        p.send(
+            {.topic = "old", .value = "a record long enough to fill a 1 KiB segment in a dozen", .timestamp = hour_ago},
+            nullptr);
       REQUIRE(p.flush());
     }
     REQUIRE(p.close());

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/record.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook::cli {
 

@@ -113,7 +113,8 @@ class cluster_reader {
   /// The high watermark broker `id` last checkpointed for topic-p; nullopt without a
   /// checkpoint (a broker checkpoints after its first interval or on a clean stop).
   std::optional<offset> checkpointed_hw(broker_id id, const std::string& topic, partition_id p) {
-    const fs::path file = broker_dir(id) / fmt::format("{}-{}", topic, p) / partition_files::replication_offset_checkpoint;
+    const fs::path file =
+        broker_dir(id) / fmt::format("{}-{}", topic, p) / partition_files::replication_offset_checkpoint;
     auto lines = read_checkpoint(file, 3);
     if (!lines) return problem(lines.error()), std::nullopt;
     for (const auto& l : *lines) {

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include <brook/storage/partition_log.hpp>
 #include <brook/storage/partition_files.hpp>
+#include <brook/storage/partition_log.hpp>
 
 #include "commands/commands.hpp"
 

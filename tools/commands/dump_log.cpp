@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include <brook/storage/segment.hpp>
 #include <brook/storage/partition_files.hpp>
+#include <brook/storage/segment.hpp>
 
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"
@@ -142,9 +142,10 @@ int run_dump_log(const parsed_args& args) {
     fs::path stem = path;
     stem.replace_extension();
     const brook::offset base = *reader.segment_base();
-    index_check checks[] = {
-        check_offset_index(fs::path(stem.string() + std::string(partition_files::index_suffix)), base, reader.batches(), reader.position()),
-        check_time_index(fs::path(stem.string() + std::string(partition_files::time_index_suffix)), base, reader.batches())};
+    index_check checks[] = {check_offset_index(fs::path(stem.string() + std::string(partition_files::index_suffix)),
+                                               base, reader.batches(), reader.position()),
+                            check_time_index(fs::path(stem.string() + std::string(partition_files::time_index_suffix)),
+                                             base, reader.batches())};
     std::size_t problems = 0;
     const std::string* first = nullptr;
     for (const auto& c : checks) {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook::cli {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include <brook/storage/topic_config.hpp>
 #include <brook/storage/partition_files.hpp>
+#include <brook/storage/topic_config.hpp>
 
 namespace brook::cli {
 

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <brook/storage/partition_files.hpp>
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/storage/partition_files.hpp>
 
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"

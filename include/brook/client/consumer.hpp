@@ -39,9 +39,9 @@
 
 #include <brook/client/consumer_record.hpp>
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/partition.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -78,8 +78,10 @@ class consumer {
       auto p = dd_.get_partition(tp.topic, tp.partition);
       if (!p) return p.error();
       auto it = parts_.find(tp);
-      if (it != parts_.end()) next.emplace(tp, it->second);
-      else next.emplace(tp, state{std::move(*p), std::nullopt, false});
+      if (it != parts_.end())
+        next.emplace(tp, it->second);
+      else
+        next.emplace(tp, state{std::move(*p), std::nullopt, false});
     }
     parts_ = std::move(next);
     return ok();

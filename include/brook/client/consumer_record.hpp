@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include <brook/core/types.hpp>
 #include <brook/format/record.hpp>
 #include <brook/storage/log_slice.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 

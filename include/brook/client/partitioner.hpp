@@ -51,8 +51,8 @@
 #include <unordered_map>
 
 #include <brook/core/assert.hpp>
-#include <brook/format/bytes.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/bytes.hpp>
 
 namespace brook {
 

@@ -17,8 +17,8 @@
 #include <string>
 
 #include <brook/core/result.hpp>
-#include <brook/storage/data_dir.hpp>
 #include <brook/core/types.hpp>
+#include <brook/storage/data_dir.hpp>
 
 namespace brook {
 

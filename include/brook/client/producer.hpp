@@ -6,11 +6,10 @@
 //
 // A batch closes when the next record would take it past batch.size, when it has been
 // open for linger.ms, on flush(), or on close(). With linger.ms = 0 a batch closes as soon
-// as the sender thread is free, so records sent while it is busy still share batches. buffer.memory bounds the bytes held in
-// batches not yet appended; a send() that would exceed it blocks up to max.block.ms and
-// then fails with errc::timeout (while it waits, every open batch counts as ready, as in
-// Kafka). A record larger than max.request.size or buffer.memory fails with
-// record_too_large without being queued.
+// as the sender thread is free, so records sent while it is busy still share batches. buffer.memory bounds the bytes
+// held in batches not yet appended; a send() that would exceed it blocks up to max.block.ms and then fails with
+// errc::timeout (while it waits, every open batch counts as ready, as in Kafka). A record larger than max.request.size
+// or buffer.memory fails with record_too_large without being queued.
 //
 // Errors are never swallowed: every send() completes its callback or future exactly
 // once, with the record's metadata or the error. Callbacks never run while a producer lock
@@ -55,9 +54,9 @@
 #include <brook/client/partitioner.hpp>
 #include <brook/client/produce_target.hpp>
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -70,9 +69,9 @@ class record_bytes : public nullable_bytes {
  public:
   using nullable_bytes::nullable_bytes;
   record_bytes() noexcept = default;
-  record_bytes(const nullable_bytes& b) noexcept : nullable_bytes(b) {}          // NOLINT: implicit
-  record_bytes(const std::string& s) noexcept : nullable_bytes(s) {}             // NOLINT: implicit
-  record_bytes(std::string&&) = delete;  // would dangle: see above
+  record_bytes(const nullable_bytes& b) noexcept : nullable_bytes(b) {}  // NOLINT: implicit
+  record_bytes(const std::string& s) noexcept : nullable_bytes(s) {}     // NOLINT: implicit
+  record_bytes(std::string&&) = delete;                                  // would dangle: see above
 };
 
 /// A record to send. The bytes are borrowed for the duration of send() only: send() copies them.
@@ -89,8 +88,8 @@ struct producer_record {
 struct record_metadata {
   std::string topic;
   partition_id partition{0};
-  brook::offset offset{-1};       ///< -1 with acks=0
-  timestamp_ms timestamp = -1;    ///< CreateTime, or the log's append time for LogAppendTime topics
+  brook::offset offset{-1};     ///< -1 with acks=0
+  timestamp_ms timestamp = -1;  ///< CreateTime, or the log's append time for LogAppendTime topics
 };
 
 using send_callback = std::function<void(const result<record_metadata>&)>;
@@ -188,7 +187,7 @@ class producer {
     record_batch_builder builder;
     std::vector<pending> records;
     std::chrono::steady_clock::time_point deadline;
-    std::size_t reserved = 0;  // bytes counted against buffer.memory
+    std::size_t reserved = 0;     // bytes counted against buffer.memory
     std::uint64_t first_seq = 0;  // send() sequence number of the first record
   };
   struct topic_cache {
@@ -288,15 +287,15 @@ class producer {
       close_all_open_locked();
       wake_sender_locked();  // let the sender drain
       ++space_waiters_;
-      bool got = space_cv_.wait_until(lk, deadline, [&] {
-        return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_;
-      });
+      bool got = space_cv_.wait_until(lk, deadline,
+                                      [&] { return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_; });
       --space_waiters_;
       if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
       if (!got)
-        return fail(make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
-                               need, cfg_.max_block.count(), cfg_.buffer_memory),
-                    std::move(cb));
+        return fail(
+            make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
+                       need, cfg_.max_block.count(), cfg_.buffer_memory),
+            std::move(cb));
       tc = topic_of(rec.topic);
       if (!tc || pid.value() >= (*tc)->partitions)
         return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
@@ -377,7 +376,8 @@ class producer {
       for (auto& [_, tc] : topics_) {
         for (auto& b : tc.open) {
           if (!b) continue;
-          if (b->deadline <= now) close_batch_locked(b);
+          if (b->deadline <= now)
+            close_batch_locked(b);
           else if (!has_deadline_ || b->deadline < next_deadline_) {
             next_deadline_ = b->deadline;
             has_deadline_ = true;
@@ -387,8 +387,10 @@ class producer {
       if (ready_.empty()) {
         if (closed_) return;
         sender_waiting_ = true;
-        if (has_deadline_) cv_.wait_until(lk, next_deadline_);
-        else cv_.wait(lk);
+        if (has_deadline_)
+          cv_.wait_until(lk, next_deadline_);
+        else
+          cv_.wait(lk);
         sender_waiting_ = false;
         continue;
       }

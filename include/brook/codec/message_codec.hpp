@@ -176,7 +176,9 @@ class message_reader {
   }
 
   // ---- strings: classic (int16 length) or compact (uvarint length + 1)
-  result<void> string(const field_ref& f, std::string& out) { return non_null(f, false, &message_reader::nullable_string, out); }
+  result<void> string(const field_ref& f, std::string& out) {
+    return non_null(f, false, &message_reader::nullable_string, out);
+  }
   result<void> compact_string(const field_ref& f, std::string& out) {
     return non_null(f, true, &message_reader::compact_nullable_string, out);
   }
@@ -276,8 +278,8 @@ class message_reader {
   /// Fails unless every byte was consumed.
   result<void> expect_end() const {
     if (pos_ != buf_.size())
-      return make_error(errc::corrupt_message, "{}: {} trailing bytes of garbage after the message at byte {}", what_, buf_.size() - pos_,
-                        pos_);
+      return make_error(errc::corrupt_message, "{}: {} trailing bytes of garbage after the message at byte {}", what_,
+                        buf_.size() - pos_, pos_);
     return ok();
   }
 
@@ -291,7 +293,8 @@ class message_reader {
   }
   result<void> base128(const field_ref& f, std::size_t consumed, std::string_view type, std::size_t max_bytes) {
     if (consumed == 0) {
-      if (remaining() < max_bytes && std::none_of(here(), end(), [](std::byte b) { return (b & std::byte{0x80}) == std::byte{0}; }))
+      if (remaining() < max_bytes &&
+          std::none_of(here(), end(), [](std::byte b) { return (b & std::byte{0x80}) == std::byte{0}; }))
         return fail(f, "{} runs past the end ({} bytes left)", type, remaining());
       return fail(f, "{} longer than {} bytes or out of range", type, max_bytes);
     }
@@ -379,9 +382,15 @@ class message_writer {
   void id(const uuid& u) {
     raw(std::span<const std::byte>(reinterpret_cast<const std::byte*>(u.bytes.data()), u.bytes.size()));
   }
-  void uvarint(std::uint32_t v) { put_base128(max_varint_size, [v](std::byte* p) { return encode_uvarint(v, p); }); }
-  void varint(std::int32_t v) { put_base128(max_varint_size, [v](std::byte* p) { return encode_varint(v, p); }); }
-  void varlong(std::int64_t v) { put_base128(max_varlong_size, [v](std::byte* p) { return encode_varlong(v, p); }); }
+  void uvarint(std::uint32_t v) {
+    put_base128(max_varint_size, [v](std::byte* p) { return encode_uvarint(v, p); });
+  }
+  void varint(std::int32_t v) {
+    put_base128(max_varint_size, [v](std::byte* p) { return encode_varint(v, p); });
+  }
+  void varlong(std::int64_t v) {
+    put_base128(max_varlong_size, [v](std::byte* p) { return encode_varlong(v, p); });
+  }
 
   /// REQUIRES: s.size() <= 32767 (Kafka's generated writers throw beyond it).
   void string(std::string_view s) {

@@ -160,10 +160,10 @@ constexpr struct_def<T, Fields...> structure(Fields... fields) noexcept {
 
 /// What a top-level message declares besides its fields.
 struct message_info {
-  std::string_view name;             ///< Kafka's name ("TopicRecord"), used in errors
-  versions valid = only(0);          ///< "validVersions"
-  versions flexible = no_versions;   ///< "flexibleVersions"
-  std::int16_t api_key = -1;         ///< "apiKey", -1 when the message has none
+  std::string_view name;            ///< Kafka's name ("TopicRecord"), used in errors
+  versions valid = only(0);         ///< "validVersions"
+  versions flexible = no_versions;  ///< "flexibleVersions"
+  std::int16_t api_key = -1;        ///< "apiKey", -1 when the message has none
 };
 
 /// A top-level message: its info and fields.
@@ -179,10 +179,14 @@ constexpr message_def<T, Fields...> message(message_info info, Fields... fields)
 
 /// A type that lists its fields (structure or message).
 template <typename T>
-concept described = requires { T::schema(); };
+concept described = requires {
+  T::schema();
+};
 /// A type that is a top-level message.
 template <typename T>
-concept described_message = described<T> && requires { T::schema().info; };
+concept described_message = described<T> && requires {
+  T::schema().info;
+};
 
 /// The version and its encoding, shared by a message and every struct inside it.
 struct context {
@@ -203,11 +207,10 @@ const T& default_instance() {
 }
 
 template <typename T>
-constexpr bool is_scalar_v = std::is_same_v<T, bool> || std::is_same_v<T, std::int8_t> ||
-                             std::is_same_v<T, std::int16_t> || std::is_same_v<T, std::uint16_t> ||
-                             std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
-                             std::is_same_v<T, std::int64_t> || std::is_same_v<T, double> ||
-                             std::is_same_v<T, uuid> || is_strong_int<T>::value;
+constexpr bool is_scalar_v =
+    std::is_same_v<T, bool> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t> ||
+    std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
+    std::is_same_v<T, std::int64_t> || std::is_same_v<T, double> || std::is_same_v<T, uuid> || is_strong_int<T>::value;
 
 template <typename T>
 constexpr std::size_t scalar_size() noexcept {
@@ -323,8 +326,8 @@ result<void> check_field(const F& fd, const typename F::member_type& v, const co
   using M = typename F::member_type;
   if (!fd.present.contains(c.version)) {
     if (fd.is_ignorable || v == default_instance<typename F::owner_type>().*fd.member) return ok();
-    return make_error(errc::unsupported_version, "field '{}' does not exist in version {} and holds a non-default value",
-                      ref, c.version);
+    return make_error(errc::unsupported_version,
+                      "field '{}' does not exist in version {} and holds a non-default value", ref, c.version);
   }
   if constexpr (is_optional<M>::value) {
     if (!v && !fd.nullable.contains(c.version))

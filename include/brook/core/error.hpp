@@ -23,7 +23,6 @@
 
 #include <fmt/format.h>
 
-
 namespace brook {
 
 enum class errc : int {
@@ -41,7 +40,7 @@ enum class errc : int {
   offset_metadata_too_large = 12,
   coordinator_not_available = 15,
   not_coordinator = 16,
-  invalid_topic = 17,     // Kafka: INVALID_TOPIC_EXCEPTION
+  invalid_topic = 17,  // Kafka: INVALID_TOPIC_EXCEPTION
   record_list_too_large = 18,
   not_enough_replicas = 19,
   not_enough_replicas_after_append = 20,

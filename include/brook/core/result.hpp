@@ -52,7 +52,7 @@ class [[nodiscard]] result {
  public:
   using value_type = T;
   template <typename U = T, typename = std::enable_if_t<std::is_constructible_v<T, U&&>>>
-  result(U&& v) : v_(std::in_place_index<0>, std::forward<U>(v)) {}      // NOLINT: implicit like expected
+  result(U&& v) : v_(std::in_place_index<0>, std::forward<U>(v)) {}       // NOLINT: implicit like expected
   result(unexpected u) : v_(std::in_place_index<1>, std::move(u.err)) {}  // NOLINT
   result(brook::error e) : v_(std::in_place_index<1>, std::move(e)) {}    // NOLINT
 
@@ -205,16 +205,16 @@ inline result<void> ok() { return {}; }
 }  // namespace brook
 
 /// Evaluates a result-returning expression; returns its error from the enclosing function.
-#define BROOK_TRY(expr)                                              \
-  do {                                                               \
-    if (auto brook_try_r_ = (expr); !brook_try_r_.has_value())       \
-      return ::brook::unexpected(std::move(brook_try_r_).error());   \
+#define BROOK_TRY(expr)                                            \
+  do {                                                             \
+    if (auto brook_try_r_ = (expr); !brook_try_r_.has_value())     \
+      return ::brook::unexpected(std::move(brook_try_r_).error()); \
   } while (0)
 
 #define BROOK_DETAIL_CONCAT_INNER(a, b) a##b
 #define BROOK_DETAIL_CONCAT(a, b) BROOK_DETAIL_CONCAT_INNER(a, b)
-#define BROOK_DETAIL_TRY_ASSIGN(tmp, lhs, expr)                          \
-  auto tmp = (expr);                                                     \
+#define BROOK_DETAIL_TRY_ASSIGN(tmp, lhs, expr)                             \
+  auto tmp = (expr);                                                        \
   if (!tmp.has_value()) return ::brook::unexpected(std::move(tmp).error()); \
   lhs = std::move(tmp).value()
 

@@ -34,10 +34,23 @@ class strong_int {
   friend constexpr strong_int operator+(strong_int a, Rep d) noexcept { return strong_int(a.v_ + d); }
   friend constexpr strong_int operator-(strong_int a, Rep d) noexcept { return strong_int(a.v_ - d); }
   friend constexpr Rep operator-(strong_int a, strong_int b) noexcept { return a.v_ - b.v_; }
-  constexpr strong_int& operator+=(Rep d) noexcept { v_ += d; return *this; }
-  constexpr strong_int& operator-=(Rep d) noexcept { v_ -= d; return *this; }
-  constexpr strong_int& operator++() noexcept { ++v_; return *this; }
-  constexpr strong_int operator++(int) noexcept { auto t = *this; ++v_; return t; }
+  constexpr strong_int& operator+=(Rep d) noexcept {
+    v_ += d;
+    return *this;
+  }
+  constexpr strong_int& operator-=(Rep d) noexcept {
+    v_ -= d;
+    return *this;
+  }
+  constexpr strong_int& operator++() noexcept {
+    ++v_;
+    return *this;
+  }
+  constexpr strong_int operator++(int) noexcept {
+    auto t = *this;
+    ++v_;
+    return t;
+  }
 
   /// Streams the number (any std::basic_ostream; no <ostream> needed here).
   template <typename Os>
@@ -150,7 +163,6 @@ struct fmt::formatter<brook::strong_int<Tag, Rep>> : fmt::formatter<Rep> {
     return fmt::formatter<Rep>::format(v.value(), ctx);
   }
 };
-
 
 template <>
 struct std::hash<brook::uuid> {

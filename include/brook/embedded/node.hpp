@@ -132,7 +132,8 @@ class node {
   }
   /// A member of consumer group `cfg.group_id`; it joins on subscribe().
   handle<group_consumer> make_group_consumer(group_consumer_config cfg) {
-    return hand_out<group_consumer>([&](parts& p) { return new group_consumer(*p.dd, *p.coordinator, std::move(cfg)); });
+    return hand_out<group_consumer>(
+        [&](parts& p) { return new group_consumer(*p.dd, *p.coordinator, std::move(cfg)); });
   }
 
   /// The parts, for what the facade does not cover (describe topics, admin on groups, ...).

@@ -24,9 +24,9 @@
 #include <iterator>
 #include <string_view>
 
+#include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/varint.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -190,7 +190,10 @@ class record_view {
  public:
   record_view() = default;
   record_view(brook::offset off, timestamp_ms ts, const detail::record_fields& f)
-      : offset_(off), timestamp_(ts), key_(f.key), value_(f.value),
+      : offset_(off),
+        timestamp_(ts),
+        key_(f.key),
+        value_(f.value),
         headers_(f.headers_begin, f.headers_end, f.header_count) {}
 
   brook::offset offset() const noexcept { return offset_; }

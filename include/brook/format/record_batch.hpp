@@ -39,10 +39,10 @@
 #include <fmt/format.h>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -103,7 +103,9 @@ struct batch_header {
   /// Offset of the record after this batch.
   brook::offset next_offset() const noexcept { return base_offset + (std::int64_t{last_offset_delta} + 1); }
   /// Bytes the whole batch occupies on disk.
-  std::size_t size_bytes() const noexcept { return batch_layout::log_overhead + static_cast<std::size_t>(batch_length); }
+  std::size_t size_bytes() const noexcept {
+    return batch_layout::log_overhead + static_cast<std::size_t>(batch_length);
+  }
   brook::compression_type compression() const noexcept {
     return static_cast<brook::compression_type>(attributes & batch_attr::compression_mask);
   }
@@ -144,8 +146,10 @@ constexpr std::int64_t add_wrapping(std::int64_t a, std::int64_t b) noexcept {
 /// Error-message context: a string, or a callable producing one (built only on error).
 template <typename Where>
 std::string where_string(const Where& w) {
-  if constexpr (std::is_invocable_v<const Where&>) return std::string(w());
-  else return std::string(std::string_view(w));
+  if constexpr (std::is_invocable_v<const Where&>)
+    return std::string(w());
+  else
+    return std::string(std::string_view(w));
 }
 }  // namespace detail
 
@@ -192,8 +196,8 @@ result<batch_header> check_batch_header(std::span<const std::byte> b, const Wher
   if (h.base_offset.value() < 0)
     return make_error(errc::corrupt_message, "{}: negative baseOffset {}", where(), h.base_offset);
   if (h.base_offset.value() > std::numeric_limits<std::int64_t>::max() - h.last_offset_delta)
-    return make_error(errc::corrupt_message, "{}: baseOffset {} + lastOffsetDelta {} overflows", where(),
-                      h.base_offset, h.last_offset_delta);
+    return make_error(errc::corrupt_message, "{}: baseOffset {} + lastOffsetDelta {} overflows", where(), h.base_offset,
+                      h.last_offset_delta);
   return h;
 }
 
@@ -257,7 +261,8 @@ class record_batch_view {
         left_ = 0;
         return;
       }
-      cur_ = record_view(base_offset_ + f.offset_delta, log_append_ ? append_ts_ : detail::add_wrapping(base_ts_, f.timestamp_delta), f);
+      cur_ = record_view(base_offset_ + f.offset_delta,
+                         log_append_ ? append_ts_ : detail::add_wrapping(base_ts_, f.timestamp_delta), f);
     }
     brook::offset base_offset_{0};
     timestamp_ms base_ts_ = 0;
@@ -286,8 +291,9 @@ class record_batch_view {
     if (check.crc) {
       std::uint32_t actual = crc32c({begin + batch_layout::crc_begin, end});
       if (actual != h.crc)
-        return make_error(errc::corrupt_message, "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})",
-                          where(), h.base_offset, h.crc, actual);
+        return make_error(errc::corrupt_message,
+                          "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})", where(),
+                          h.base_offset, h.crc, actual);
     }
     if (auto c = check_batch_codec(h, where_); !c) return c.error();
     if (check.records) {
@@ -297,11 +303,13 @@ class record_batch_view {
       for (std::int32_t i = 0; i < h.records_count; ++i) {
         const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
         if (next == nullptr)
-          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed (byte {} of the batch)",
-                            where(), i, h.base_offset, p - begin);
+          return make_error(errc::corrupt_message,
+                            "{}: record {} of batch at offset {} is malformed (byte {} of the batch)", where(), i,
+                            h.base_offset, p - begin);
         if (f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
-          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has offsetDelta {} out of order",
-                            where(), i, h.base_offset, f.offset_delta);
+          return make_error(errc::corrupt_message,
+                            "{}: record {} of batch at offset {} has offsetDelta {} out of order", where(), i,
+                            h.base_offset, f.offset_delta);
         if (timestamp_ms ts; __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
           return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
                             where(), i, h.base_offset);
@@ -344,13 +352,15 @@ inline void set_batch_leader_epoch(std::span<std::byte> b, std::int32_t epoch) n
 }
 /// Recomputes and stores the CRC of the whole batch `b` (exactly one batch).
 inline void update_batch_crc(std::span<std::byte> b) noexcept {
-  detail::store_be_u32(b.data() + batch_layout::crc, crc32c(std::span<const std::byte>(b).subspan(batch_layout::crc_begin)));
+  detail::store_be_u32(b.data() + batch_layout::crc,
+                       crc32c(std::span<const std::byte>(b).subspan(batch_layout::crc_begin)));
 }
 /// Stamps a LogAppendTime on the batch `b` (exactly one batch): sets the timestamp-type
 /// bit and maxTimestamp, then recomputes the CRC, as Kafka's broker does.
 inline void set_batch_log_append_time(std::span<std::byte> b, timestamp_ms now) noexcept {
   auto attrs = detail::load_be16(b.data() + batch_layout::attributes);
-  detail::store_be16(b.data() + batch_layout::attributes, static_cast<std::int16_t>(attrs | batch_attr::timestamp_type));
+  detail::store_be16(b.data() + batch_layout::attributes,
+                     static_cast<std::int16_t>(attrs | batch_attr::timestamp_type));
   detail::store_be64(b.data() + batch_layout::max_timestamp, now);
   update_batch_crc(b);
 }

@@ -24,12 +24,12 @@
 #include <span>
 
 #include <brook/core/assert.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/varint.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -45,8 +45,7 @@ struct batch_options {
 
 class record_batch_builder {
  public:
-  explicit record_batch_builder(batch_options opts = {}, std::size_t initial_capacity = 16384)
-      : opts_(opts) {
+  explicit record_batch_builder(batch_options opts = {}, std::size_t initial_capacity = 16384) : opts_(opts) {
     grow(std::max<std::size_t>(initial_capacity, batch_layout::header_size));
     reset();
   }
@@ -71,8 +70,7 @@ class record_batch_builder {
   }
 
   /// Appends one record with the next offset. Key, value and header bytes are copied.
-  void append(timestamp_ms ts, nullable_bytes key, nullable_bytes value,
-              std::span<const record_header> headers = {}) {
+  void append(timestamp_ms ts, nullable_bytes key, nullable_bytes value, std::span<const record_header> headers = {}) {
     BROOK_ASSERT(!finished_, "record_batch_builder::append after finish() without reset()");
     if (count_ == 0) base_ts_ = ts;
     const std::int64_t ts_delta = ts - base_ts_;
@@ -130,8 +128,8 @@ class record_batch_builder {
   brook::offset base_offset() const noexcept { return base_offset_; }
 
  private:
-  static std::size_t body_size(std::int64_t ts_delta, std::int32_t off_delta, nullable_bytes key,
-                               nullable_bytes value, std::span<const record_header> headers) noexcept {
+  static std::size_t body_size(std::int64_t ts_delta, std::int32_t off_delta, nullable_bytes key, nullable_bytes value,
+                               std::span<const record_header> headers) noexcept {
     std::size_t n = 1 + varlong_size(ts_delta) + varint_size(off_delta);
     n += varint_size(key.wire_length()) + key.size();
     n += varint_size(value.wire_length()) + value.size();

@@ -43,8 +43,8 @@ enum class rebalance_protocol { eager, cooperative };
 /// One member's view sent to the group leader (ConsumerPartitionAssignor.Subscription).
 struct member_subscription {
   std::string member_id;
-  std::optional<std::string> group_instance_id;  ///< static membership (KIP-345); range and roundrobin sort by it
-  std::vector<std::string> topics;               ///< subscribed topics
+  std::optional<std::string> group_instance_id;   ///< static membership (KIP-345); range and roundrobin sort by it
+  std::vector<std::string> topics;                ///< subscribed topics
   std::vector<topic_partition> owned_partitions;  ///< what the member owns now (sticky / cooperative, KIP-429)
   std::int32_t generation = -1;                   ///< generation owned_partitions come from (KIP-341); -1 = unknown
 };

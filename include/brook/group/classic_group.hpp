@@ -179,8 +179,10 @@ class classic_group {
     expire_members(t, out);
     if (state_ == group_state::preparing_rebalance) {
       if (initial_delay_end_ && t >= *initial_delay_end_) end_initial_delay(t);
-      if (!initial_delay_end_ && t >= join_deadline_) complete_join(out);
-      else try_complete_join(out);
+      if (!initial_delay_end_ && t >= join_deadline_)
+        complete_join(out);
+      else
+        try_complete_join(out);
     }
     if (metadata_changed && (state_ == group_state::stable || state_ == group_state::completing_rebalance) &&
         subscribed_partition_counts() != subscribed_counts_)
@@ -196,7 +198,8 @@ class classic_group {
     for (const auto& [_, m] : members_) {
       if (waiting(m)) continue;  // the same exemptions as expire_members(): a waiting member cannot expire
       if (m.liveness && m.liveness->alive.load()) {
-        if (!m.liveness->in_poll.load()) next = std::min(next, m.liveness->last_poll_ms.load() + m.rebalance_timeout_ms);
+        if (!m.liveness->in_poll.load())
+          next = std::min(next, m.liveness->last_poll_ms.load() + m.rebalance_timeout_ms);
       } else {
         next = std::min(next, m.last_heartbeat + m.session_timeout_ms);
       }
@@ -408,8 +411,9 @@ class classic_group {
     }
     if (auto r = check_member(req.member_id, req.group_instance_id); !r) return fail(r.error());
     if (const auto& mine = members_.at(req.member_id).instance_id; mine != req.group_instance_id)
-      return fail(make_error(errc::fenced_instance_id, "group '{}': member '{}' joined with group.instance.id '{}', not '{}'",
-                             id_, req.member_id, mine.value_or(""), req.group_instance_id.value_or("")));
+      return fail(make_error(errc::fenced_instance_id,
+                             "group '{}': member '{}' joined with group.instance.id '{}', not '{}'", id_, req.member_id,
+                             mine.value_or(""), req.group_instance_id.value_or("")));
     if (state_ == group_state::empty || state_ == group_state::dead) return fail(unknown_member(req.member_id).error());
     return rejoin_member(std::move(req), std::move(done), out);
   }
@@ -443,8 +447,10 @@ class classic_group {
     if (members_.empty()) protocol_type_ = req.protocol_type;
     if (!leader_) leader_ = id;
     members_.emplace(id, std::move(m));
-    if (state_ == group_state::preparing_rebalance) try_complete_join(out);
-    else prepare_rebalance(out);
+    if (state_ == group_state::preparing_rebalance)
+      try_complete_join(out);
+    else
+      prepare_rebalance(out);
     return id;
   }
 
@@ -513,7 +519,8 @@ class classic_group {
     nm.awaiting_join = std::move(done);
     // As Kafka: no rebalance unless the protocol the group would choose changes.
     const member* leader = leader_ ? &members_.at(*leader_) : nullptr;
-    const bool same = protocol_name_ && !candidate_protocols(leader).empty() && select_protocol(leader) == *protocol_name_;
+    const bool same =
+        protocol_name_ && !candidate_protocols(leader).empty() && select_protocol(leader) == *protocol_name_;
     if (state_ == group_state::stable && same) {
       // KIP-345: same member back within its session, nothing changed: no rebalance. It
       // syncs with the current generation and gets its previous assignment.
@@ -521,8 +528,10 @@ class classic_group {
       answer_join(nm, out, /*as_follower=*/true);
       return id;
     }
-    if (state_ == group_state::preparing_rebalance) try_complete_join(out);
-    else prepare_rebalance(out);
+    if (state_ == group_state::preparing_rebalance)
+      try_complete_join(out);
+    else
+      prepare_rebalance(out);
     return id;
   }
 
@@ -640,9 +649,7 @@ class classic_group {
       case group_state::dead: return fail(unknown_member(req.member_id).error());
       case group_state::preparing_rebalance:
         return fail(make_error(errc::rebalance_in_progress, "group '{}' is rebalancing; rejoin", id_));
-      case group_state::stable:
-        out.add([done, a = m.assignment]() mutable { done(std::move(a)); });
-        return;
+      case group_state::stable: out.add([done, a = m.assignment]() mutable { done(std::move(a)); }); return;
       case group_state::completing_rebalance:
         fail_callback(m.awaiting_sync, errc::unknown_member_id, "superseded by a newer sync of the same member", out);
         m.awaiting_sync = std::move(done);

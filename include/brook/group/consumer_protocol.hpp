@@ -52,11 +52,11 @@
 #include <utility>
 #include <vector>
 
+#include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
-#include <brook/codec/message_codec.hpp>
-#include <brook/codec/schema.hpp>
 
 namespace brook {
 

@@ -47,8 +47,8 @@
 #include <utility>
 #include <vector>
 
-#include <brook/core/assert.hpp>
 #include <brook/client/consumer.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/group/assignor.hpp>
 #include <brook/group/consumer_protocol.hpp>
@@ -96,8 +96,12 @@ struct consumer_group_metadata {
 class group_consumer {
  public:
   group_consumer(data_dir& dd, group_coordinator& coordinator, group_consumer_config cfg)
-      : dd_(dd), coord_(coordinator), cfg_(std::move(cfg)), inner_(dd, cfg_.consumer),
-        live_(std::make_shared<member_liveness>()), replies_(std::make_shared<replies>()) {
+      : dd_(dd),
+        coord_(coordinator),
+        cfg_(std::move(cfg)),
+        inner_(dd, cfg_.consumer),
+        live_(std::make_shared<member_liveness>()),
+        replies_(std::make_shared<replies>()) {
     if (cfg_.assignors.empty())
       cfg_.assignors = {std::make_shared<range_assignor>(), std::make_shared<cooperative_sticky_assignor>()};
     cooperative_ = std::all_of(cfg_.assignors.begin(), cfg_.assignors.end(),
@@ -291,14 +295,18 @@ class group_consumer {
     if (t < next_auto_commit_) return;
     next_auto_commit_ = t + cfg_.auto_commit_interval.count();
     auto r = commit(positions());
-    if (!r) auto_commit_error_ = r.error();
-    else auto_commit_error_.reset();
+    if (!r)
+      auto_commit_error_ = r.error();
+    else
+      auto_commit_error_.reset();
   }
 
   /// Remembers what a refusal from the coordinator means for the membership.
   void note_group_error(const error& e) {
-    if (e == errc::unknown_member_id || e == errc::illegal_generation) fenced_ = true;
-    else if (e == errc::rebalance_in_progress) need_rejoin_ = true;
+    if (e == errc::unknown_member_id || e == errc::illegal_generation)
+      fenced_ = true;
+    else if (e == errc::rebalance_in_progress)
+      need_rejoin_ = true;
   }
 
   void call_listener(void (rebalance_listener::*fn)(const std::vector<topic_partition>&),

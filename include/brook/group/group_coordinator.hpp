@@ -135,8 +135,10 @@ class group_coordinator {
     group_completions out;
     {
       std::lock_guard lk(mu_);
-      if (classic_group* g = find_group(req.group_id)) g->sync(std::move(req), std::move(done), out);
-      else out.add([done, e = unknown_member(req.group_id, req.member_id)] { done(e); });
+      if (classic_group* g = find_group(req.group_id))
+        g->sync(std::move(req), std::move(done), out);
+      else
+        out.add([done, e = unknown_member(req.group_id, req.member_id)] { done(e); });
     }
     out.run();
   }
@@ -176,7 +178,7 @@ class group_coordinator {
     std::lock_guard lk(mu_);
     BROOK_TRY(validate_group_id(req.group_id));
     BROOK_TRY(check_offsets(req.offsets));
-    BROOK_TRY_ASSIGN(classic_group* g, group_for_commit(req));
+    BROOK_TRY_ASSIGN(classic_group * g, group_for_commit(req));
     if (req.offsets.empty()) return ok();
     const timestamp_ms t = now();
     std::vector<std::pair<topic_partition, offset_and_metadata>> values;
@@ -254,7 +256,8 @@ class group_coordinator {
 
   /// Sets committed offsets of a group without members (kafka-consumer-groups --reset-offsets).
   /// non_empty_group while the group has members.
-  result<void> alter_offsets(const std::string& group_id, const std::map<topic_partition, offset_and_metadata>& offsets) {
+  result<void> alter_offsets(const std::string& group_id,
+                             const std::map<topic_partition, offset_and_metadata>& offsets) {
     {
       std::lock_guard lk(mu_);
       if (auto* g = find_group(group_id); g && g->member_count() > 0)
@@ -328,11 +331,7 @@ class group_coordinator {
 
  private:
   group_coordinator(data_dir& dd, coordinator_config cfg, std::unique_ptr<offset_store> store)
-      : dd_(dd),
-        cfg_(cfg),
-        clock_(dd.clock()),
-        store_(std::move(store)),
-        services_{cfg_, *clock_, dd_, *store_, ids_} {
+      : dd_(dd), cfg_(cfg), clock_(dd.clock()), store_(std::move(store)), services_{cfg_, *clock_, dd_, *store_, ids_} {
     seen_metadata_version_ = dd_.metadata_version();
     next_retention_check_ = now() + cfg_.offsets_retention_check_interval.count();
   }
@@ -448,7 +447,8 @@ class group_coordinator {
   /// by their commit time; a Stable consumer group's offsets of topics it no longer
   /// subscribes to expire by commit time. A group left with nothing is forgotten.
   result<void> expire_offsets(timestamp_ms t) {
-    const std::int64_t retention = std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.offsets_retention).count();
+    const std::int64_t retention =
+        std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.offsets_retention).count();
     std::vector<std::string> dead;
     for (auto& [id, g] : groups_) {
       std::vector<topic_partition> expired = expired_offsets(*g, t, retention);

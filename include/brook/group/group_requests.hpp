@@ -28,10 +28,10 @@ namespace brook {
 /// An in-process member's liveness, shared between the member and the coordinator.
 /// Thread-safety: atomics; any thread.
 struct member_liveness {
-  std::atomic<bool> alive{true};            ///< cleared when the member stops (or simulates a crash)
-  std::atomic<bool> in_poll{false};         ///< the member is inside poll()
+  std::atomic<bool> alive{true};              ///< cleared when the member stops (or simulates a crash)
+  std::atomic<bool> in_poll{false};           ///< the member is inside poll()
   std::atomic<std::int64_t> last_poll_ms{0};  ///< clock time the member last entered or left poll()
-  std::atomic<bool> rejoin_needed{false};   ///< set by the coordinator: a rebalance began or the member was removed
+  std::atomic<bool> rejoin_needed{false};     ///< set by the coordinator: a rebalance began or the member was removed
 };
 
 struct group_protocol {
@@ -41,14 +41,14 @@ struct group_protocol {
 
 struct join_group_request {
   std::string group_id{};
-  std::string member_id{};                          ///< empty for a new member
-  std::optional<std::string> group_instance_id{};   ///< static membership
+  std::string member_id{};                         ///< empty for a new member
+  std::optional<std::string> group_instance_id{};  ///< static membership
   std::string client_id = "brook";
   std::chrono::milliseconds session_timeout{45000};
   std::chrono::milliseconds rebalance_timeout{300000};  ///< the consumer's max.poll.interval.ms
   std::string protocol_type = "consumer";
-  std::vector<group_protocol> protocols{};          ///< in preference order
-  std::shared_ptr<member_liveness> liveness{};      ///< in-process members; null: the member heartbeats
+  std::vector<group_protocol> protocols{};      ///< in preference order
+  std::shared_ptr<member_liveness> liveness{};  ///< in-process members; null: the member heartbeats
 };
 
 struct join_group_member {
@@ -109,7 +109,7 @@ struct group_listing {
 struct partition_lag {
   topic_partition tp;
   std::optional<offset> committed;
-  offset log_end{0};  ///< the high watermark: what a consumer can read
+  offset log_end{0};     ///< the high watermark: what a consumer can read
   std::int64_t lag = 0;  ///< log_end - committed (log_end - log start without a commit)
 };
 

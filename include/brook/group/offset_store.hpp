@@ -28,9 +28,9 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record.hpp>
-#include <brook/core/result.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/group/offset_and_metadata.hpp>
 #include <brook/group/offsets_topic_records.hpp>
@@ -41,8 +41,8 @@ namespace brook {
 
 /// What the internal topic says about one group.
 struct stored_group {
-  std::optional<group_metadata_value> metadata;                 ///< latest group metadata, if any
-  std::map<topic_partition, offset_and_metadata> offsets;       ///< committed offsets
+  std::optional<group_metadata_value> metadata;            ///< latest group metadata, if any
+  std::map<topic_partition, offset_and_metadata> offsets;  ///< committed offsets
 };
 
 class offset_store {

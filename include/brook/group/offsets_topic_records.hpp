@@ -99,10 +99,10 @@
 #include <variant>
 #include <vector>
 
-#include <brook/core/assert.hpp>
-#include <brook/core/result.hpp>
 #include <brook/codec/message_codec.hpp>
 #include <brook/codec/schema.hpp>
+#include <brook/core/assert.hpp>
+#include <brook/core/result.hpp>
 
 namespace brook {
 

@@ -30,9 +30,7 @@ class rebalance_listener {
   virtual ~rebalance_listener() = default;
   virtual void on_partitions_revoked(const std::vector<topic_partition>& partitions) = 0;
   virtual void on_partitions_assigned(const std::vector<topic_partition>& partitions) = 0;
-  virtual void on_partitions_lost(const std::vector<topic_partition>& partitions) {
-    on_partitions_revoked(partitions);
-  }
+  virtual void on_partitions_lost(const std::vector<topic_partition>& partitions) { on_partitions_revoked(partitions); }
 };
 
 }  // namespace brook

@@ -28,8 +28,8 @@
 // completed them (produce, fetch, tick, apply, close), never under a broker lock.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -45,12 +45,12 @@
 #include <fmt/format.h>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/partition_replica.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/partition_files.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -87,7 +87,6 @@ struct followed_partition {
 
 class broker {
  public:
-
   broker(const broker&) = delete;
   broker& operator=(const broker&) = delete;
   ~broker() { (void)close(); }
@@ -98,7 +97,8 @@ class broker {
   static result<std::unique_ptr<broker>> open(const std::filesystem::path& dir, broker_config cfg) {
     if (cfg.id.value() < 0) return make_error(errc::invalid_argument, "broker id {} is negative", cfg.id);
     if (cfg.min_insync_replicas < 1)
-      return make_error(errc::invalid_config, "min.insync.replicas must be at least 1, not {}", cfg.min_insync_replicas);
+      return make_error(errc::invalid_config, "min.insync.replicas must be at least 1, not {}",
+                        cfg.min_insync_replicas);
     if (!cfg.dir.defaults.clock) cfg.dir.defaults.clock = make_system_clock();
     auto dd = data_dir::open(dir, cfg.dir);
     if (!dd) return dd.error();
@@ -257,9 +257,8 @@ class broker {
     if (acks == acks_mode::all) {
       const auto isr = rep->isr();
       if (rep->role() == replica_role::leader && static_cast<std::int32_t>(isr.size()) < cfg_.min_insync_replicas) {
-        cb(make_error(errc::not_enough_replicas,
-                      "{}-{}: the ISR [{}] is smaller than min.insync.replicas {}", topic, p, fmt::join(isr, ","),
-                      cfg_.min_insync_replicas));
+        cb(make_error(errc::not_enough_replicas, "{}-{}: the ISR [{}] is smaller than min.insync.replicas {}", topic, p,
+                      fmt::join(isr, ","), cfg_.min_insync_replicas));
         return;
       }
     }
@@ -294,7 +293,8 @@ class broker {
   /// moved high watermark satisfies. Errors: unknown_topic_or_partition, the replica's.
   result<replica_fetch_response> fetch(const std::string& topic, partition_id p, const replica_fetch_request& req) {
     auto rep = replica(topic, p);
-    if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
+    if (!rep)
+      return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
     const timestamp_ms t = now();
     auto resp = rep->fetch_as_leader(req, t);
     if (resp) complete_delayed(t);
@@ -305,7 +305,8 @@ class broker {
   result<epoch_end_offset> offsets_for_leader_epoch(const std::string& topic, partition_id p, leader_epoch current,
                                                     leader_epoch requested) const {
     auto rep = replica(topic, p);
-    if (!rep) return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
+    if (!rep)
+      return make_error(errc::unknown_topic_or_partition, "broker {} has no replica of {}-{}", cfg_.id, topic, p);
     return rep->end_offset_for_epoch(current, requested);
   }
 

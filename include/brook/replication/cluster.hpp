@@ -55,13 +55,13 @@
 #include <brook/client/produce_target.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/replication/broker.hpp>
 #include <brook/replication/controller.hpp>
 #include <brook/replication/replica_fetcher.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -160,7 +160,7 @@ class cluster {
 
   /// kafka-leader-election.sh, then the brokers are told.
   result<std::map<topic_partition, result<void>>> elect_leaders(election_type type,
-                                                                 const std::vector<topic_partition>& which = {}) {
+                                                                const std::vector<topic_partition>& which = {}) {
     auto r = ctl_->elect_leaders(type, which);
     if (!r) return r;
     BROOK_TRY(propagate());
@@ -201,8 +201,8 @@ class cluster {
       return;
     }
     if (!ps->has_leader()) {
-      done(make_error(errc::leader_not_available, "{}-{} is offline: no replica of the ISR [{}] is available", topic,
-                      p, fmt::join(ps->isr, ",")));
+      done(make_error(errc::leader_not_available, "{}-{} is offline: no replica of the ISR [{}] is available", topic, p,
+                      fmt::join(ps->isr, ",")));
       return;
     }
     auto b = reachable(ps->leader);
@@ -216,7 +216,8 @@ class cluster {
 
   /// Reads topic-p from its leader, from `start`, up to the high watermark: what a consumer
   /// may see. Errors: as produce(), and the log's (offset_out_of_range).
-  result<log_slice> fetch(const std::string& topic, partition_id p, offset start, std::size_t max_bytes = 1 << 20) const {
+  result<log_slice> fetch(const std::string& topic, partition_id p, offset start,
+                          std::size_t max_bytes = 1 << 20) const {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
     if (!ps) return make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p);
@@ -358,9 +359,7 @@ class cluster {
       if (!running_.exchange(false)) return;
       stop_.store(true);
       data_.notify();
-      {
-        std::lock_guard l(control_mu_);
-      }
+      { std::lock_guard l(control_mu_); }
       control_cv_.notify_all();
       ts.push_back(std::move(control_));
       std::lock_guard l(mu_);
@@ -557,8 +556,8 @@ class cluster {
       auto b = reachable(id);
       if (!b) continue;
       for (auto& prop : b->isr_proposals(shrink)) {
-        auto r = ctl_->alter_partition(prop.topic, prop.partition, id, prop.leader_epoch, prop.partition_epoch,
-                                       prop.isr);
+        auto r =
+            ctl_->alter_partition(prop.topic, prop.partition, id, prop.leader_epoch, prop.partition_epoch, prop.isr);
         changed = changed || r.has_value();
         // A proposal overtaken by another change is refused with one of these, as Kafka's are;
         // the leader proposes again from the new state. Anything else (storage) is reported.

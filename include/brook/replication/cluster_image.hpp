@@ -216,8 +216,7 @@ class cluster_image {
     return s.size() == v.size();
   }
   static bool subset(const std::vector<broker_id>& a, const std::vector<broker_id>& of) {
-    return std::all_of(a.begin(), a.end(),
-                       [&](broker_id x) { return std::find(of.begin(), of.end(), x) != of.end(); });
+    return std::all_of(a.begin(), a.end(), [&](broker_id x) { return std::find(of.begin(), of.end(), x) != of.end(); });
   }
 
   /// The invariants every partition state must satisfy (brook's checks).
@@ -338,7 +337,8 @@ class cluster_image {
       return refuse("{}: Leader {} is neither a broker id, -1 nor -2", what, r.leader);
     if (r.leader_recovery_state < -1 || r.leader_recovery_state > 1)
       return refuse("{}: LeaderRecoveryState {} is not -1, 0 or 1", what, r.leader_recovery_state);
-    if (cur.partition_epoch == INT32_MAX || (r.leader != metadata::no_leader_change && cur.leader_epoch.value() == INT32_MAX))
+    if (cur.partition_epoch == INT32_MAX ||
+        (r.leader != metadata::no_leader_change && cur.leader_epoch.value() == INT32_MAX))
       return refuse("{}: an epoch would overflow (leader epoch {}, partition epoch {})", what, cur.leader_epoch,
                     cur.partition_epoch);
     partition_state next = cur;

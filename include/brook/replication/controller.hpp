@@ -33,8 +33,8 @@
 // end probe and metadata-log watchers run under it, so they must not call the controller.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -51,12 +51,12 @@
 
 #include <brook/core/clock.hpp>
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_log.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/replication/replica_placement.hpp>
 #include <brook/storage/topic_config.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -80,7 +80,8 @@ enum class election_type { preferred, unclean };
 
 class controller {
  public:
-  using log_end_probe = std::function<std::optional<offset>(broker_id broker, const std::string& topic, partition_id p)>;
+  using log_end_probe =
+      std::function<std::optional<offset>(broker_id broker, const std::string& topic, partition_id p)>;
 
   controller(const controller&) = delete;
   controller& operator=(const controller&) = delete;
@@ -252,8 +253,7 @@ class controller {
       const bool added = std::find(ps->isr.begin(), ps->isr.end(), id) == ps->isr.end();
       const auto* b = img->broker(id);
       if (added && (!b || b->fenced))
-        return make_error(errc::ineligible_replica, "{}-{}: broker {} is fenced and cannot join the ISR", topic, p,
-                          id);
+        return make_error(errc::ineligible_replica, "{}-{}: broker {} is fenced and cannot join the ISR", topic, p, id);
     }
     metadata::partition_change_record c;
     c.topic_id = t->id;
@@ -271,28 +271,31 @@ class controller {
   /// (election_not_needed when it has one, eligible_leaders_not_available when none is
   /// unfenced). Per-partition results; the call fails only on a storage error.
   result<std::map<topic_partition, result<void>>> elect_leaders(election_type type,
-                                                                 const std::vector<topic_partition>& which = {}) {
+                                                                const std::vector<topic_partition>& which = {}) {
     std::lock_guard l(mu_);
     std::map<topic_partition, result<void>> out;
     auto targets = which;
     if (targets.empty()) {
       auto img = log_->image();
       for (const auto& [name, t] : img->topics())
-        for (std::size_t i = 0; i < t.partitions.size(); ++i) targets.push_back({name, partition_id(static_cast<std::int32_t>(i))});
+        for (std::size_t i = 0; i < t.partitions.size(); ++i)
+          targets.push_back({name, partition_id(static_cast<std::int32_t>(i))});
     }
     for (const auto& [topic, p] : targets) {
       auto img = log_->image();
       const auto* t = img->topic(topic);
       const auto* ps = img->partition(topic, p);
       if (!t || !ps) {
-        out.emplace(topic_partition{topic, p}, make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p));
+        out.emplace(topic_partition{topic, p},
+                    make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p));
         continue;
       }
       std::optional<broker_id> chosen;
       if (type == election_type::preferred) {
         const auto pref = ps->replicas.front();
         if (ps->leader == pref) {
-          out.emplace(topic_partition{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads already", topic, p, pref));
+          out.emplace(topic_partition{topic, p},
+                      make_error(errc::election_not_needed, "{}-{}: {} leads already", topic, p, pref));
           continue;
         }
         if (!alive(*img, pref) || std::find(ps->isr.begin(), ps->isr.end(), pref) == ps->isr.end()) {
@@ -312,7 +315,8 @@ class controller {
         out.emplace(topic_partition{topic, p}, ok());
       } else {
         if (ps->has_leader()) {
-          out.emplace(topic_partition{topic, p}, make_error(errc::election_not_needed, "{}-{}: {} leads", topic, p, ps->leader));
+          out.emplace(topic_partition{topic, p},
+                      make_error(errc::election_not_needed, "{}-{}: {} leads", topic, p, ps->leader));
           continue;
         }
         auto r = elect_locked(*img, topic, p, /*unclean=*/true);
@@ -335,7 +339,8 @@ class controller {
 
  private:
   controller(std::unique_ptr<metadata_log> log, controller_config cfg) : log_(std::move(log)), cfg_(std::move(cfg)) {
-    rng_.seed(cfg_.seed != 0 ? cfg_.seed : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
+    rng_.seed(cfg_.seed != 0 ? cfg_.seed
+                             : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
   }
 
   static bool alive(const cluster_image& img, broker_id id) {
@@ -450,7 +455,8 @@ class controller {
       for (std::size_t i = 0; i < t.partitions.size(); ++i) {
         if (t.partitions[i].has_leader()) continue;
         auto cur = log_->image();
-        auto r = elect_locked(*cur, name, partition_id(static_cast<std::int32_t>(i)), cfg_.unclean_leader_election_enable);
+        auto r =
+            elect_locked(*cur, name, partition_id(static_cast<std::int32_t>(i)), cfg_.unclean_leader_election_enable);
         if (!r) return r.error();
       }
     return ok();

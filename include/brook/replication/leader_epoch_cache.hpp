@@ -48,9 +48,9 @@
 #include <fmt/format.h>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/partition_files.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -64,11 +64,11 @@
 
 #include <brook/core/clock.hpp>
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/cluster_image.hpp>
 #include <brook/replication/metadata_records.hpp>
 #include <brook/storage/partition_log.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -117,11 +117,11 @@
 
 #include <fmt/format.h>
 
+#include <brook/codec/message_codec.hpp>
+#include <brook/codec/schema.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
-#include <brook/codec/message_codec.hpp>
-#include <brook/codec/schema.hpp>
 
 namespace brook::metadata {
 
@@ -186,12 +186,12 @@ struct register_broker_record {
   static constexpr auto schema() {
     using namespace codec;
     using r = register_broker_record;
-    return message<r>({.name = "RegisterBrokerRecord", .valid = between(0, 3), .flexible = since(0), .api_key = 0},
-                      field("BrokerId", &r::broker_id),
-                      field("IsMigratingZkBroker", &r::is_migrating_zk_broker).in(since(2)),
-                      field("IncarnationId", &r::incarnation_id), field("BrokerEpoch", &r::broker_epoch),
-                      field("EndPoints", &r::endpoints), field("Features", &r::features), field("Rack", &r::rack),
-                      field("Fenced", &r::fenced), field("InControlledShutdown", &r::in_controlled_shutdown).in(since(1)));
+    return message<r>(
+        {.name = "RegisterBrokerRecord", .valid = between(0, 3), .flexible = since(0), .api_key = 0},
+        field("BrokerId", &r::broker_id), field("IsMigratingZkBroker", &r::is_migrating_zk_broker).in(since(2)),
+        field("IncarnationId", &r::incarnation_id), field("BrokerEpoch", &r::broker_epoch),
+        field("EndPoints", &r::endpoints), field("Features", &r::features), field("Rack", &r::rack),
+        field("Fenced", &r::fenced), field("InControlledShutdown", &r::in_controlled_shutdown).in(since(1)));
   }
 };
 
@@ -236,7 +236,7 @@ struct partition_record {
   std::int8_t leader_recovery_state = 0;  ///< tag 0: 0 recovered, 1 recovering (unclean election)
   brook::leader_epoch leader_epoch{-1};
   std::int32_t partition_epoch = -1;
-  std::vector<uuid> directories{};                                      ///< v1+
+  std::vector<uuid> directories{};                                          ///< v1+
   std::optional<std::vector<brook::broker_id>> eligible_leader_replicas{};  ///< v2+, tag 1
   std::optional<std::vector<brook::broker_id>> last_known_elr{};            ///< v2+, tag 2
   friend bool operator==(const partition_record&, const partition_record&) = default;
@@ -247,7 +247,8 @@ struct partition_record {
                       field("PartitionId", &r::partition_id), field("TopicId", &r::topic_id),
                       field("Replicas", &r::replicas), field("Isr", &r::isr),
                       field("RemovingReplicas", &r::removing_replicas), field("AddingReplicas", &r::adding_replicas),
-                      field("Leader", &r::leader), field("LeaderRecoveryState", &r::leader_recovery_state).tagged(0, since(0)),
+                      field("Leader", &r::leader),
+                      field("LeaderRecoveryState", &r::leader_recovery_state).tagged(0, since(0)),
                       field("LeaderEpoch", &r::leader_epoch), field("PartitionEpoch", &r::partition_epoch),
                       field("Directories", &r::directories).in(since(1)),
                       field("EligibleLeaderReplicas", &r::eligible_leader_replicas).tagged(1, since(2)),
@@ -262,14 +263,14 @@ struct partition_change_record {
   brook::partition_id partition_id{-1};
   uuid topic_id{};
   std::optional<std::vector<brook::broker_id>> isr{};                       ///< tag 0
-  brook::broker_id leader = no_leader_change;                             ///< tag 1: -2 unchanged, -1 none
+  brook::broker_id leader = no_leader_change;                               ///< tag 1: -2 unchanged, -1 none
   std::optional<std::vector<brook::broker_id>> replicas{};                  ///< tag 2
   std::optional<std::vector<brook::broker_id>> removing_replicas{};         ///< tag 3
   std::optional<std::vector<brook::broker_id>> adding_replicas{};           ///< tag 4
-  std::int8_t leader_recovery_state = -1;                             ///< tag 5: -1 unchanged
+  std::int8_t leader_recovery_state = -1;                                   ///< tag 5: -1 unchanged
   std::optional<std::vector<brook::broker_id>> eligible_leader_replicas{};  ///< v2+, tag 6
   std::optional<std::vector<brook::broker_id>> last_known_elr{};            ///< v2+, tag 7
-  std::optional<std::vector<uuid>> directories{};                       ///< v1+, tag 8
+  std::optional<std::vector<uuid>> directories{};                           ///< v1+, tag 8
   friend bool operator==(const partition_change_record&, const partition_change_record&) = default;
   static constexpr auto schema() {
     using namespace codec;

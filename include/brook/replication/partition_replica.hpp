@@ -44,8 +44,8 @@
 // part() (brook::partition, bounded by the high watermark) without that mutex.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,12 +59,12 @@
 #include <fmt/ranges.h>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/replication/leader_epoch_cache.hpp>
 #include <brook/storage/log_slice.hpp>
 #include <brook/storage/partition.hpp>
 #include <brook/storage/partition_log.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -206,8 +206,8 @@ class partition_replica {
   /// epoch it knows of: an epoch only moves with leadership here, so it missed the epochs in
   /// between, in which other leaders may have made its followers truncate (Kafka keeps the
   /// state when only the epoch changes; its epochs also move without a leader change).
-  result<bool> become_leader(leader_epoch epoch, std::vector<brook::broker_id> isr, std::vector<brook::broker_id> replicas,
-                             timestamp_ms now) {
+  result<bool> become_leader(leader_epoch epoch, std::vector<brook::broker_id> isr,
+                             std::vector<brook::broker_id> replicas, timestamp_ms now) {
     std::lock_guard l(mu_);
     BROOK_TRY(check_newer_epoch(epoch));
     if (!contains(isr, broker_id_))
@@ -338,7 +338,8 @@ class partition_replica {
     for (auto id : isr_) {
       if (id == broker_id_) continue;
       auto it = followers_.find(id);
-      if (it == followers_.end() || !it->second.is_caught_up(leo, now, cfg_.replica_lag_time_max.count())) out.push_back(id);
+      if (it == followers_.end() || !it->second.is_caught_up(leo, now, cfg_.replica_lag_time_max.count()))
+        out.push_back(id);
     }
     return out;
   }
@@ -622,12 +623,12 @@ class partition_replica {
   replica_role role_ = replica_role::none;
   leader_epoch epoch_ = undefined_epoch;
   brook::broker_id leader_id_{-1};
-  std::optional<offset> epoch_start_;                 // leader only (Kafka: leaderEpochStartOffsetOpt)
+  std::optional<offset> epoch_start_;                     // leader only (Kafka: leaderEpochStartOffsetOpt)
   std::vector<brook::broker_id> isr_;                     // leader only
   std::vector<brook::broker_id> replicas_;                // leader only
   std::map<brook::broker_id, follower_state> followers_;  // leader only: every replica but this one
   std::vector<brook::broker_id> ineligible_;              // leader only: replicas on fenced brokers
-  std::vector<std::byte> buf_;                        // follower: writable copy of fetched bytes
+  std::vector<std::byte> buf_;                            // follower: writable copy of fetched bytes
 };
 
 }  // namespace brook

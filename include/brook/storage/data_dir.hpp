@@ -108,8 +108,7 @@ class data_dir {
     if (!cfg) return cfg.error();
     std::unique_lock lk(mu_);
     BROOK_TRY(writable());
-    if (topics_.count(name))
-      return make_error(errc::topic_already_exists, "topic '{}' already exists", name);
+    if (topics_.count(name)) return make_error(errc::topic_already_exists, "topic '{}' already exists", name);
     // Partition directories of another topic with a '-' could collide only with a topic of the
     // same name, which is refused above.
     topic_state ts;
@@ -169,8 +168,8 @@ class data_dir {
     if (it == topics_.end()) return unknown_topic(name);
     auto& ts = it->second;
     if (total <= ts.config.partitions)
-      return make_error(errc::invalid_partitions, "topic '{}' has {} partitions; the new count {} must be larger",
-                        name, ts.config.partitions, total);
+      return make_error(errc::invalid_partitions, "topic '{}' has {} partitions; the new count {} must be larger", name,
+                        ts.config.partitions, total);
     std::vector<std::shared_ptr<partition>> parts = ts.partitions;
     for (std::int32_t p = ts.config.partitions; p < total; ++p) {
       auto part = open_partition(name, partition_id(p), ts.log_config);
@@ -362,7 +361,8 @@ class data_dir {
   }
   result<void> writable() const {
     if (closed_) return make_error(errc::closed, "{}: data directory is closed", dir_.string());
-    if (opts_.read_only) return make_error(errc::invalid_request, "{}: data directory was opened read-only", dir_.string());
+    if (opts_.read_only)
+      return make_error(errc::invalid_request, "{}: data directory was opened read-only", dir_.string());
     return ok();
   }
   void bump_metadata() {
@@ -398,7 +398,8 @@ class data_dir {
   /// `<topic>-<n>` split at the last '-', if n is a partition number.
   static std::optional<std::pair<std::string, std::int32_t>> parse_partition_dir(const std::string& name) {
     auto dash = name.rfind('-');
-    if (dash == std::string::npos || dash == 0 || dash + 1 >= name.size() || name.size() - dash - 1 > 9) return std::nullopt;
+    if (dash == std::string::npos || dash == 0 || dash + 1 >= name.size() || name.size() - dash - 1 > 9)
+      return std::nullopt;
     if (name.find_first_not_of("0123456789", dash + 1) != std::string::npos) return std::nullopt;
     return std::make_pair(name.substr(0, dash), std::stoi(name.substr(dash + 1)));
   }
@@ -441,7 +442,7 @@ class data_dir {
     std::map<std::string, std::int32_t> seen;  // topic -> highest partition + 1
     for (const auto& de : fs::directory_iterator(dir_, ec)) {
       std::string name = de.path().filename().string();
-      if (!de.is_directory()) continue;  // .lock, topic-configs, Kafka's checkpoint files
+      if (!de.is_directory()) continue;                            // .lock, topic-configs, Kafka's checkpoint files
       if (name.size() > 7 && name.ends_with("-delete")) continue;  // Kafka's pending deletions
       auto tp = parse_partition_dir(name);
       if (!tp || !validate_topic_name(tp->first))

@@ -98,7 +98,8 @@ class file_handle {
         if (errno == EINTR) continue;
         return make_system_error(errno, "pread {} at byte {}", path_.string(), pos);
       }
-      if (n == 0) return make_error(errc::kafka_storage_error, "{}: unexpected end of file at byte {}", path_.string(), pos);
+      if (n == 0)
+        return make_error(errc::kafka_storage_error, "{}: unexpected end of file at byte {}", path_.string(), pos);
       p += n;
       pos += static_cast<std::uint64_t>(n);
       left -= static_cast<std::size_t>(n);

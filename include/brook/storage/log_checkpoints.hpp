@@ -46,7 +46,9 @@ class log_checkpoints {
   result<void> write_recovery_point(offset v) {
     return write_if_changed(partition_files::recovery_point_checkpoint, recovery_point_, v);
   }
-  result<void> write_log_start(offset v) { return write_if_changed(partition_files::log_start_checkpoint, log_start_, v); }
+  result<void> write_log_start(offset v) {
+    return write_if_changed(partition_files::log_start_checkpoint, log_start_, v);
+  }
   result<void> write_cleaner_offset(offset v) {
     return write_if_changed(partition_files::cleaner_offset_checkpoint, cleaner_, v);
   }

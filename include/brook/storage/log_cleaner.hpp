@@ -100,6 +100,7 @@
 #include <fmt/format.h>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/varint.hpp>
 #include <brook/storage/file.hpp>
@@ -108,7 +109,6 @@
 #include <brook/storage/segment.hpp>
 #include <brook/storage/segment_list.hpp>
 #include <brook/storage/time_index.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 

@@ -32,8 +32,10 @@ inline result<cleanup_policy> parse_cleanup_policy(std::string_view text) {
     std::string_view item = rest.substr(0, comma);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item == "delete") bits |= 1;
-    else if (item == "compact") bits |= 2;
+    if (item == "delete")
+      bits |= 1;
+    else if (item == "compact")
+      bits |= 2;
     else
       return make_error(errc::invalid_config,
                         "cleanup.policy '{}' is not a list of 'delete' and 'compact' (bad item '{}')", text, item);
@@ -108,7 +110,8 @@ struct log_config {
       return make_error(errc::invalid_config, "max.message.bytes {} is smaller than a batch header", max_message_bytes);
     if (retention_time.count() < -1)
       return make_error(errc::invalid_config, "retention.ms {} is below -1", retention_time.count());
-    if (retention_bytes < -1) return make_error(errc::invalid_config, "retention.bytes {} is below -1", retention_bytes);
+    if (retention_bytes < -1)
+      return make_error(errc::invalid_config, "retention.bytes {} is below -1", retention_bytes);
     if (flush_messages < 1) return make_error(errc::invalid_config, "flush.messages {} is below 1", flush_messages);
     if (flush_interval.count() < 0)
       return make_error(errc::invalid_config, "flush.ms {} is negative", flush_interval.count());

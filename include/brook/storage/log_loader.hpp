@@ -46,7 +46,7 @@ struct log_open_options {
 
 /// What a partition log starts from after load_log.
 struct loaded_log {
-  file_handle dir_lock;                          ///< holds the flock for a writable open
+  file_handle dir_lock;                            ///< holds the flock for a writable open
   std::vector<std::shared_ptr<segment>> segments;  ///< oldest first, the last one active; never empty
   offset log_start{0};
   offset log_end{0};
@@ -95,8 +95,7 @@ class log_loader {
   result<void> prepare_directory(loaded_log& out) {
     std::error_code ec;
     if (!std::filesystem::exists(dir_, ec)) {
-      if (opts_.read_only)
-        return make_error(errc::log_dir_not_found, "{}: no such partition directory", dir_.string());
+      if (opts_.read_only) return make_error(errc::log_dir_not_found, "{}: no such partition directory", dir_.string());
       std::filesystem::create_directories(dir_, ec);
       if (ec) return error(ec, fmt::format("create directory {}", dir_.string()));
     } else if (!std::filesystem::is_directory(dir_, ec)) {
@@ -130,8 +129,7 @@ class log_loader {
         case kind::segment_index:
         case kind::segment_time_index:
         case kind::kafka_only:
-        case kind::checkpoint:
-          continue;
+        case kind::checkpoint: continue;
         case kind::checkpoint_tmp:
           // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
           if (!opts_.read_only) {
@@ -145,8 +143,7 @@ class log_loader {
         case kind::leftover:
           l.orphans.push_back(p);  // leftovers of an interrupted swap or delete
           continue;
-        case kind::foreign:
-          break;
+        case kind::foreign: break;
       }
       return make_error(errc::kafka_storage_error,
                         "{}: unexpected file '{}' in a partition directory (not a segment, index or checkpoint)",

@@ -38,8 +38,9 @@ inline result<log_slice> read_segments(const segment_list& segs, offset start, o
                                        const std::filesystem::path& dir) {
   auto seg = segs.pin(start);
   if (seg && start < seg->base_offset())
-    return make_error(errc::offset_out_of_range, "{}: offset {} is below the oldest segment (base {}): the log start moved",
-                      dir.string(), start, seg->base_offset());
+    return make_error(errc::offset_out_of_range,
+                      "{}: offset {} is below the oldest segment (base {}): the log start moved", dir.string(), start,
+                      seg->base_offset());
   for (; seg; seg = segs.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
     BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
     if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, max_bytes);

@@ -22,9 +22,9 @@
 #include <type_traits>
 
 #include <brook/core/result.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/segment.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
@@ -37,8 +37,8 @@ class log_slice {
   /// The slice of `seg` from byte `pos` (a batch start, the batch holding `start`): whole
   /// batches whose offsets are below `bound`, up to max_bytes (the first batch always whole,
   /// as in Kafka's fetch since KIP-74).
-  static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start,
-                                      offset bound, std::size_t max_bytes) {
+  static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start, offset bound,
+                                      std::size_t max_bytes) {
     const file_pos limit = seg->end_pos();
     std::int64_t len = 0;
     offset next = start;
@@ -54,7 +54,9 @@ class log_slice {
 
   bool empty() const noexcept { return len_ == 0; }
   /// The batches, header to end, exactly as on disk.
-  std::span<const std::byte> bytes() const noexcept { return seg_ ? seg_->bytes(pos_, len_) : std::span<const std::byte>(); }
+  std::span<const std::byte> bytes() const noexcept {
+    return seg_ ? seg_->bytes(pos_, len_) : std::span<const std::byte>();
+  }
   std::size_t size_bytes() const noexcept { return static_cast<std::size_t>(len_); }
   /// The offset that was asked for.
   offset start_offset() const noexcept { return start_; }
@@ -111,8 +113,9 @@ class log_slice {
           if (o < start_) continue;
           timestamp_ms ts = h.max_timestamp;
           if (!append_time && __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
-            return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
-                              where(), i, h.base_offset);
+            return make_error(errc::corrupt_message,
+                              "{}: record {} of batch at offset {} has a timestamp that overflows", where(), i,
+                              h.base_offset);
           ++n;
           if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const record_view&>, bool>) {
             if (!fn(record_view(o, ts, f))) return n;

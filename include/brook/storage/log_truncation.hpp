@@ -1,9 +1,9 @@
 // Truncating a partition log's segments for partition_log::truncate_to (a replica dropping
-// a divergent tail), and cutting a segment's .log file. A file nobody else maps is truncated in place and synced. A file a
-// reader still maps (it holds a log_slice) is never cut under it: its first `len` bytes are
-// copied to `<name>.truncate.cleaned`, synced, and renamed over the old name, so the reader
-// keeps the old inode and its bytes. Recovery deletes a leftover `.cleaned` file, and the
-// name differs from the one a concurrent cleaner pass may be writing for the same segment.
+// a divergent tail), and cutting a segment's .log file. A file nobody else maps is truncated in place and synced. A
+// file a reader still maps (it holds a log_slice) is never cut under it: its first `len` bytes are copied to
+// `<name>.truncate.cleaned`, synced, and renamed over the old name, so the reader keeps the old inode and its bytes.
+// Recovery deletes a leftover `.cleaned` file, and the name differs from the one a concurrent cleaner pass may be
+// writing for the same segment.
 //
 // Thread-safety: free functions; the caller serialises writers of one file.
 #pragma once

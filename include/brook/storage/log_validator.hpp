@@ -64,8 +64,8 @@ inline result<void> check_producer_batch(const record_batch_view& v, std::size_t
     for (const record_view& r : v)
       if (r.key().is_null())
         return make_error(errc::invalid_record,
-                          "{}: compacted topic cannot accept a record without a key (record {} of batch {})",
-                          log_name, r.offset() - h.base_offset, index);
+                          "{}: compacted topic cannot accept a record without a key (record {} of batch {})", log_name,
+                          r.offset() - h.base_offset, index);
   return ok();
 }
 
@@ -99,8 +99,8 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
       next = next + (std::int64_t{h.last_offset_delta} + 1);
     } else {
       if (h.base_offset < next)
-        return make_error(errc::offset_out_of_range, "{}: replica batch at offset {} is below the log end {}",
-                          log_name, h.base_offset, next);
+        return make_error(errc::offset_out_of_range, "{}: replica batch at offset {} is below the log end {}", log_name,
+                          h.base_offset, next);
       if (count == 0) out.result.base_offset = h.base_offset;
       next = h.next_offset();
     }

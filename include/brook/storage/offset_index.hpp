@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <filesystem>
 
-#include <brook/storage/detail/index_file.hpp>
 #include <brook/core/result.hpp>
-#include <brook/format/bytes.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/storage/detail/index_file.hpp>
 
 namespace brook {
 
@@ -80,8 +80,8 @@ class offset_index {
       entry e = at(i);
       if (e.offset < base_ || e.offset >= next_offset || e.position.value() < 0 ||
           static_cast<std::uint64_t>(e.position.value()) >= log_size)
-        return make_error(errc::corrupt_message, "{}: entry {} ({} -> byte {}) lies outside the log", file_.path().string(),
-                          i, e.offset, e.position);
+        return make_error(errc::corrupt_message, "{}: entry {} ({} -> byte {}) lies outside the log",
+                          file_.path().string(), i, e.offset, e.position);
       if (i > 0) {
         entry p = at(i - 1);
         if (e.offset <= p.offset || e.position <= p.position)

@@ -17,15 +17,14 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
-#include <brook/storage/partition_log.hpp>
 #include <brook/core/types.hpp>
+#include <brook/storage/partition_log.hpp>
 
 namespace brook {
 
 class partition {
  public:
-  partition(std::string topic, partition_id id, std::unique_ptr<partition_log> log,
-            std::shared_ptr<notifier> notify)
+  partition(std::string topic, partition_id id, std::unique_ptr<partition_log> log, std::shared_ptr<notifier> notify)
       : topic_(std::move(topic)), id_(id), log_(std::move(log)), notify_(std::move(notify)) {
     hw_.store(log_->log_end_offset().value(), std::memory_order_release);
   }

@@ -27,9 +27,9 @@
 //
 // The log's parts live in their own headers: opening and recovery in log_loader.hpp, the
 // segment list readers pin in segment_list.hpp, append validation in log_validator.hpp,
-// reads and timestamp lookups in log_read.hpp, retention in log_retention.hpp, truncation in log_truncation.hpp, the checkpoints in
-// log_checkpoints.hpp and compaction in log_cleaner.hpp. This class holds the positions
-// (log start <= recovery point <= log end, asserted at every change) and the locking.
+// reads and timestamp lookups in log_read.hpp, retention in log_retention.hpp, truncation in log_truncation.hpp, the
+// checkpoints in log_checkpoints.hpp and compaction in log_cleaner.hpp. This class holds the positions (log start <=
+// recovery point <= log end, asserted at every change) and the locking.
 //
 // Thread-safety: any number of threads may read (read, offset_for_timestamp,
 // the accessors, wait_for_data) concurrently with each other and with one
@@ -147,7 +147,8 @@ class partition_log {
     std::lock_guard wl(writer_mu_);
     if (closed_ || opts_.read_only) return ok();
     timestamp_ms now = config_.clock->now_ms();
-    if (first_unflushed_ms_ >= 0 && now - first_unflushed_ms_ >= config_.flush_interval.count()) BROOK_TRY(flush_locked());
+    if (first_unflushed_ms_ >= 0 && now - first_unflushed_ms_ >= config_.flush_interval.count())
+      BROOK_TRY(flush_locked());
     if (!segs_.active()->empty() && now - active_created_ms_ > config_.segment_time.count()) BROOK_TRY(roll_locked());
     return ok();
   }
@@ -311,7 +312,8 @@ class partition_log {
     const offset log_start = log_start_offset();
     const offset leo = log_end_offset();
     if (start < log_start || start > leo)
-      return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start, leo);
+      return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start,
+                        leo);
     const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
     if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
     return read_segments(segs_, start, bound, ro.max_bytes, dir_);

@@ -37,31 +37,30 @@
 #include <fmt/format.h>
 
 #include <brook/core/assert.hpp>
-#include <brook/storage/detail/index_file.hpp>
 #include <brook/core/result.hpp>
-#include <brook/storage/partition_files.hpp>
+#include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
+#include <brook/storage/detail/index_file.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
+#include <brook/storage/partition_files.hpp>
 #include <brook/storage/time_index.hpp>
-#include <brook/core/types.hpp>
 
 namespace brook {
 
 /// What opening or recovering a log did; recovery reports instead of failing.
 struct recovery_report {
-  bool clean = true;                ///< nothing needed scanning beyond the tail check
-  std::size_t segments_scanned = 0;  ///< segments fully validated batch by batch
-  std::size_t indexes_rebuilt = 0;   ///< index files rebuilt from the log
+  bool clean = true;                  ///< nothing needed scanning beyond the tail check
+  std::size_t segments_scanned = 0;   ///< segments fully validated batch by batch
+  std::size_t indexes_rebuilt = 0;    ///< index files rebuilt from the log
   std::uint64_t bytes_truncated = 0;  ///< bytes cut from torn or corrupt tails
   /// Of those, bytes below the recovery point: data that had been flushed was damaged (not a
   /// torn tail from a crash). Non-zero means acknowledged data was lost to disk damage.
   std::uint64_t flushed_bytes_truncated = 0;
-  std::size_t segments_deleted = 0;   ///< segments dropped after a corrupt one, or orphans
-  std::vector<std::string> events;    ///< one human line per action, with file and byte
+  std::size_t segments_deleted = 0;  ///< segments dropped after a corrupt one, or orphans
+  std::vector<std::string> events;   ///< one human line per action, with file and byte
 };
-
 
 /// A record's offset and timestamp: the answer to an offsetsForTimes lookup.
 struct timestamp_offset {
@@ -367,7 +366,8 @@ class segment {
   /// offset-index entry to the end of the file. Returns false when anything is off.
   result<bool> try_trusted(std::uint64_t file_size, recovery_report& report) {
     std::error_code ec;
-    if (!fs::exists(partition_files::index(dir_, base_), ec) || !fs::exists(partition_files::time_index(dir_, base_), ec)) {
+    if (!fs::exists(partition_files::index(dir_, base_), ec) ||
+        !fs::exists(partition_files::time_index(dir_, base_), ec)) {
       report.events.push_back(fmt::format("{}: index file missing", log_path_.string()));
       return false;
     }
@@ -472,7 +472,8 @@ class segment {
     std::size_t saved_cap = static_cast<std::size_t>(config_->segment_index_bytes);
     {
       // Size the rebuilt indexes for the file at hand (sealed segments are trimmed after).
-      std::size_t est = static_cast<std::size_t>(file_size / std::max<std::uint32_t>(config_->index_interval_bytes, 1) + 2);
+      std::size_t est =
+          static_cast<std::size_t>(file_size / std::max<std::uint32_t>(config_->index_interval_bytes, 1) + 2);
       std::size_t cap = std::max(saved_cap, est * time_index::entry_size);
       BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
       BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
@@ -507,8 +508,8 @@ class segment {
     if (kept < file_size) {
       report.bytes_truncated += file_size - kept;
       if (next < recovery_point_) report.flushed_bytes_truncated += file_size - kept;
-      report.events.push_back(fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(),
-                                          file_size - kept, pos, why));
+      report.events.push_back(
+          fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(), file_size - kept, pos, why));
       truncated_ = true;
       if (writable_) {
         BROOK_TRY(log_.truncate(kept));

@@ -132,7 +132,8 @@ class segment_list {
   /// runs under the lock afterwards (the log moves its log start there, so a reader that
   /// pins after the removal also sees the new log start).
   template <class Then = void (*)(const seg_ptr&)>
-  vector pop_front(std::size_t n, Then&& then = [](const seg_ptr&) {}) {
+  vector pop_front(
+      std::size_t n, Then&& then = [](const seg_ptr&) {}) {
     return modify([&](vector& v) {
       n = std::min(n, v.empty() ? 0 : v.size() - 1);
       vector gone(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));

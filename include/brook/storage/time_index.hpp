@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <filesystem>
 
-#include <brook/storage/detail/index_file.hpp>
 #include <brook/core/result.hpp>
-#include <brook/format/bytes.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/bytes.hpp>
+#include <brook/storage/detail/index_file.hpp>
 
 namespace brook {
 

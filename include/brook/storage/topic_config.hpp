@@ -41,8 +41,8 @@ inline result<void> validate_topic_name(std::string_view name) {
     return make_error(errc::invalid_topic, "topic name is {} characters; the maximum is {}", name.size(),
                       max_topic_name_length);
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok)
       return make_error(errc::invalid_topic, "topic name '{}' has the character '{}'; only [a-zA-Z0-9._-] are legal",
                         name, c);
@@ -78,9 +78,12 @@ struct topic_config {
   result<log_config> apply(log_config base) const {
     for (const auto& [k, v] : overrides) {
       if (k == "message.timestamp.type") {
-        if (v == "CreateTime") base.message_timestamp_type = timestamp_type::create_time;
-        else if (v == "LogAppendTime") base.message_timestamp_type = timestamp_type::log_append_time;
-        else return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime", v);
+        if (v == "CreateTime")
+          base.message_timestamp_type = timestamp_type::create_time;
+        else if (v == "LogAppendTime")
+          base.message_timestamp_type = timestamp_type::log_append_time;
+        else
+          return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime", v);
         continue;
       }
       if (k == "cleanup.policy") {
@@ -106,18 +109,30 @@ struct topic_config {
         field = static_cast<std::remove_reference_t<decltype(field)>>(n);
         return ok();
       };
-      if (k == "segment.bytes") BROOK_TRY(unsigned_of(base.segment_bytes));
-      else if (k == "segment.ms") base.segment_time = std::chrono::milliseconds(n);
-      else if (k == "segment.index.bytes") BROOK_TRY(unsigned_of(base.segment_index_bytes));
-      else if (k == "index.interval.bytes") BROOK_TRY(unsigned_of(base.index_interval_bytes));
-      else if (k == "max.message.bytes") BROOK_TRY(unsigned_of(base.max_message_bytes));
-      else if (k == "retention.ms") base.retention_time = std::chrono::milliseconds(n);
-      else if (k == "retention.bytes") base.retention_bytes = n;
-      else if (k == "flush.messages") base.flush_messages = n;
-      else if (k == "flush.ms") base.flush_interval = std::chrono::milliseconds(n);
-      else if (k == "delete.retention.ms") base.delete_retention = std::chrono::milliseconds(n);
-      else if (k == "min.compaction.lag.ms") base.min_compaction_lag = std::chrono::milliseconds(n);
-      else return make_error(errc::invalid_config, "unknown topic config '{}'", k);
+      if (k == "segment.bytes")
+        BROOK_TRY(unsigned_of(base.segment_bytes));
+      else if (k == "segment.ms")
+        base.segment_time = std::chrono::milliseconds(n);
+      else if (k == "segment.index.bytes")
+        BROOK_TRY(unsigned_of(base.segment_index_bytes));
+      else if (k == "index.interval.bytes")
+        BROOK_TRY(unsigned_of(base.index_interval_bytes));
+      else if (k == "max.message.bytes")
+        BROOK_TRY(unsigned_of(base.max_message_bytes));
+      else if (k == "retention.ms")
+        base.retention_time = std::chrono::milliseconds(n);
+      else if (k == "retention.bytes")
+        base.retention_bytes = n;
+      else if (k == "flush.messages")
+        base.flush_messages = n;
+      else if (k == "flush.ms")
+        base.flush_interval = std::chrono::milliseconds(n);
+      else if (k == "delete.retention.ms")
+        base.delete_retention = std::chrono::milliseconds(n);
+      else if (k == "min.compaction.lag.ms")
+        base.min_compaction_lag = std::chrono::milliseconds(n);
+      else
+        return make_error(errc::invalid_config, "unknown topic config '{}'", k);
     }
     BROOK_TRY(base.validate());
     return base;
@@ -148,7 +163,8 @@ inline result<std::map<std::string, topic_config>> parse_topic_configs(std::stri
     ++lineno;
     if (line.empty()) continue;
     if (!version_seen) {
-      if (line != "0") return make_error(errc::kafka_storage_error, "{} line {}: unsupported version '{}'", where, lineno, line);
+      if (line != "0")
+        return make_error(errc::kafka_storage_error, "{} line {}: unsupported version '{}'", where, lineno, line);
       version_seen = true;
       continue;
     }

@@ -58,7 +58,8 @@ class sticky_planner {
     subs_.assign(n, std::vector<bool>(topics_.size(), false));
     for (std::size_t i = 0; i < n; ++i)
       for (const auto& t : members_[i]->topics)
-        if (auto it = topic_index_.find(t); it != topic_index_.end()) subs_[i][static_cast<std::size_t>(it->second)] = true;
+        if (auto it = topic_index_.find(t); it != topic_index_.end())
+          subs_[i][static_cast<std::size_t>(it->second)] = true;
     topic_of_.resize(static_cast<std::size_t>(total_));
     for (std::size_t t = 0; t < topics_.size(); ++t)
       for (auto p = base_[t]; p < base_[t + 1]; ++p) topic_of_[static_cast<std::size_t>(p)] = static_cast<int>(t);
@@ -133,7 +134,8 @@ class sticky_planner {
               state_[p] = claim_state::contested, claimant_[p] = -1;
             break;
           case claim_state::contested:
-            if (m->generation > claim_gen_[p]) state_[p] = claim_state::owned, claimant_[p] = me, claim_gen_[p] = m->generation;
+            if (m->generation > claim_gen_[p])
+              state_[p] = claim_state::owned, claimant_[p] = me, claim_gen_[p] = m->generation;
             break;
         }
       }
@@ -158,9 +160,11 @@ class sticky_planner {
   std::vector<std::int32_t> to_deal() const {
     std::vector<std::int32_t> out;
     for (std::int32_t p = 0; p < total_; ++p)
-      if (!kept_[static_cast<std::size_t>(p)] && state_[static_cast<std::size_t>(p)] == claim_state::none) out.push_back(p);
+      if (!kept_[static_cast<std::size_t>(p)] && state_[static_cast<std::size_t>(p)] == claim_state::none)
+        out.push_back(p);
     for (std::int32_t p = 0; p < total_; ++p)
-      if (!kept_[static_cast<std::size_t>(p)] && state_[static_cast<std::size_t>(p)] != claim_state::none) out.push_back(p);
+      if (!kept_[static_cast<std::size_t>(p)] && state_[static_cast<std::size_t>(p)] != claim_state::none)
+        out.push_back(p);
     return out;
   }
 
@@ -223,14 +227,18 @@ class sticky_planner {
       }
 
     auto deal = to_deal();
-    const auto n_eligible = [&](std::int32_t p) { return eligible[static_cast<std::size_t>(topic_of_[static_cast<std::size_t>(p)])].size(); };
-    std::stable_sort(deal.begin(), deal.end(), [&](std::int32_t a, std::int32_t b) { return n_eligible(a) < n_eligible(b); });
+    const auto n_eligible = [&](std::int32_t p) {
+      return eligible[static_cast<std::size_t>(topic_of_[static_cast<std::size_t>(p)])].size();
+    };
+    std::stable_sort(deal.begin(), deal.end(),
+                     [&](std::int32_t a, std::int32_t b) { return n_eligible(a) < n_eligible(b); });
     for (const std::int32_t p : deal) give(p, least_loaded(eligible, p));
 
     std::vector<std::vector<std::int32_t>> held(members_.size());
     while (true) {
       for (auto& h : held) h.clear();
-      for (std::int32_t p = 0; p < total_; ++p) held[static_cast<std::size_t>(assigned_[static_cast<std::size_t>(p)])].push_back(p);
+      for (std::int32_t p = 0; p < total_; ++p)
+        held[static_cast<std::size_t>(assigned_[static_cast<std::size_t>(p)])].push_back(p);
       std::vector<int> by_load(members_.size());
       for (std::size_t i = 0; i < by_load.size(); ++i) by_load[i] = static_cast<int>(i);
       std::stable_sort(by_load.begin(), by_load.end(), [&](int a, int b) {
@@ -239,7 +247,8 @@ class sticky_planner {
       bool moved = false;
       for (const int from : by_load) {
         auto& mine = held[static_cast<std::size_t>(from)];
-        std::stable_partition(mine.begin(), mine.end(), [&](std::int32_t p) { return !kept_[static_cast<std::size_t>(p)]; });
+        std::stable_partition(mine.begin(), mine.end(),
+                              [&](std::int32_t p) { return !kept_[static_cast<std::size_t>(p)]; });
         for (const std::int32_t p : mine) {
           const int to = least_loaded(eligible, p);
           if (load_[static_cast<std::size_t>(to)] < load_[static_cast<std::size_t>(from)] - 1) {
@@ -267,16 +276,16 @@ class sticky_planner {
   std::vector<const member_subscription*> members_;  // sorted by member id
   std::vector<std::string> topics_;                  // subscribed topics that exist, sorted
   std::map<std::string, int> topic_index_;
-  std::vector<std::int32_t> base_;                   // first partition index of each topic; back() = total_
+  std::vector<std::int32_t> base_;  // first partition index of each topic; back() = total_
   std::int32_t total_ = 0;
-  std::vector<int> topic_of_;                        // partition index -> topic index
-  std::vector<std::vector<bool>> subs_;              // member -> topic -> subscribed
-  std::vector<claim_state> state_;                   // per partition
-  std::vector<int> claimant_;                        // previous owner when state_ == owned
+  std::vector<int> topic_of_;            // partition index -> topic index
+  std::vector<std::vector<bool>> subs_;  // member -> topic -> subscribed
+  std::vector<claim_state> state_;       // per partition
+  std::vector<int> claimant_;            // previous owner when state_ == owned
   std::vector<std::int32_t> claim_gen_;
-  std::vector<int> assigned_;                        // partition -> member
-  std::vector<std::int32_t> load_;                   // member -> partition count
-  std::vector<bool> kept_;                           // partition stays with its previous owner
+  std::vector<int> assigned_;       // partition -> member
+  std::vector<std::int32_t> load_;  // member -> partition count
+  std::vector<bool> kept_;          // partition stays with its previous owner
 };
 
 /// The sticky target for a group, with the partitions changing hands.

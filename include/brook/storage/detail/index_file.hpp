@@ -77,8 +77,10 @@ class index_file {
         std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0
         while (lo < hi) {
           std::size_t mid = lo + (hi - lo) / 2;
-          if (*zero_at(mid)) hi = mid;
-          else lo = mid + 1;
+          if (*zero_at(mid))
+            hi = mid;
+          else
+            lo = mid + 1;
         }
         used = lo;
       }
@@ -128,8 +130,10 @@ class index_file {
     std::size_t lo = 0, hi = n;
     while (lo < hi) {
       std::size_t mid = lo + (hi - lo) / 2;
-      if (at_or_below(mid)) lo = mid + 1;
-      else hi = mid;
+      if (at_or_below(mid))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }
@@ -173,8 +177,10 @@ class index_file {
     std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0 lies in [lo, hi]
     while (lo < hi) {
       std::size_t mid = lo + (hi - lo) / 2;
-      if (zero(mid)) hi = mid;
-      else lo = mid + 1;
+      if (zero(mid))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     return lo;
   }
