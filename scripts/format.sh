@@ -16,7 +16,12 @@ case "${1:-}" in
 esac
 command -v clang-format >/dev/null || { echo "format.sh: clang-format is not installed (scripts/deps.sh)" >&2; exit 2; }
 
-mapfile -t files < <(git ls-files '*.hpp' '*.cpp' ':!:tests/layering/fixture/**')
+listing=$(git ls-files '*.hpp' '*.cpp' ':!:tests/layering/fixture/**')  # a git failure stops here (set -e)
+mapfile -t files <<<"$listing"
+if [[ -z "$listing" ]]; then
+  echo "format.sh: git lists no C++ files; is this a clone of brook?" >&2
+  exit 2
+fi
 if ((fix)); then
   clang-format -i "${files[@]}"
   echo "format.sh: formatted ${#files[@]} files"

@@ -1,11 +1,13 @@
 # Compiles the ```cpp blocks of Markdown files (tests/docs/extract_snippets), as a user
 # would: -Wall -Wextra -Werror. Run by ctest (tests/docs/CMakeLists.txt).
 #
-#   cmake -DEXTRACT=<extract_snippets> -DCXX=<compiler> -DINCLUDES="<dir>;<dir>" -DOUT=<file.cpp>
-#         -DDOCS="<a.md>;<b.md>" [-DEXPECT_ERROR_AT=<file.md>:<line>] -P check_snippets.cmake
+#   cmake -DEXTRACT=<extract_snippets> -DCXX=<compiler> -DINCLUDES="<dir>|<dir>" -DOUT=<file.cpp>
+#         -DDOCS="<a.md>|<b.md>" [-DEXPECT_ERROR_AT=<file.md>:<line>] -P check_snippets.cmake
 #
 # With EXPECT_ERROR_AT (the self-test), the compile must fail and the compiler must name
 # that Markdown line.
+string(REPLACE "|" ";" DOCS "${DOCS}")
+string(REPLACE "|" ";" INCLUDES "${INCLUDES}")
 execute_process(COMMAND ${EXTRACT} ${OUT} ${DOCS} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "extracting the snippets failed")

@@ -783,6 +783,17 @@ const std::vector<damage_case>& damage_cases() {
          return damage_outcome{
              .end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = 1, .clean = false, .check_time_lookups = true};
        }},
+      {"an .index whose last entry points at a negative position is rebuilt, not trusted", false, 30, 2,
+       [](const damage_site& s) {
+         const auto ip = partition_files::index(s.dir, s.segs[0].base_offset);  // sealed: trimmed to its entries
+         auto bytes = brook::test::read_file_bytes(ip);
+         REQUIRE(bytes.size() >= offset_index::entry_size);
+         // The position field of the last entry: any 32 bits may be on disk, here the sign bit.
+         detail::store_be32(bytes.data() + bytes.size() - 4, std::numeric_limits<std::int32_t>::min() + 7);
+         brook::test::write_file_bytes(ip, bytes);
+         return damage_outcome{
+             .end = s.m.end(), .bytes_truncated = 0, .indexes_rebuilt = 1, .clean = false, .check_time_lookups = true};
+       }},
       {"missing .index and .timeindex files are rebuilt", false, 30, 1,
        [](const damage_site& s) {
          for (const auto& seg : s.segs) {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -52,9 +53,10 @@ class strong_int {
     return t;
   }
 
-  /// Streams the number (any std::basic_ostream; no <ostream> needed here).
-  template <typename Os>
-  friend auto operator<<(Os& os, strong_int v) -> decltype(os << Rep{}) {
+  /// Streams the number to any std::basic_ostream (declared in <iosfwd>; the stream's
+  /// own header defines the operator this calls).
+  template <typename C, typename T>
+  friend std::basic_ostream<C, T>& operator<<(std::basic_ostream<C, T>& os, strong_int v) {
     return os << v.v_;
   }
 

@@ -338,6 +338,7 @@ class partition_log {
     for (;;) {
       const std::uint64_t seen = changed_.sequence();
       if (log_end_offset() > after) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
       if (closed_flag_.load(std::memory_order_acquire)) return false;
       if (!changed_.wait(seen, deadline)) return log_end_offset() > after;
     }
@@ -503,6 +504,7 @@ class partition_log {
       return ok();
     });
     BROOK_TRY(std::move(reset));
+    notify_waiters();  // the log end may have moved forward (a follower restarting at its leader's log start)
     active_created_ms_ = config_.clock->now_ms();
     if (checkpoints_.cleaner_offset()) BROOK_TRY(checkpoints_.write_cleaner_offset(o));
     return write_checkpoints();

@@ -256,7 +256,7 @@ class segment {
     file_pos pos = e.position;
     // The index is a hint: use it only if it points at a batch ending exactly at its offset.
     if (e.position != file_pos{0} || e.offset != base_) {
-      bool good = pos < limit;
+      bool good = pos.value() >= 0 && pos < limit;  // a damaged entry may hold any 32 bits
       if (good) {
         auto h = header_at(pos, limit);
         good = h && h->last_offset() == e.offset;
@@ -385,7 +385,7 @@ class segment {
     if (oindex_.entries() > 0) {
       auto e = oindex_.at(oindex_.entries() - 1);
       pos = e.position;
-      if (pos >= file_end) return reject(report, "last index entry points past the end of the log");
+      if (pos.value() < 0 || pos >= file_end) return reject(report, "last index entry points outside the log");
       auto h = header_at(pos, file_end);
       if (!h || h->last_offset() != e.offset) return reject(report, "last index entry does not match the log");
     }
