@@ -43,7 +43,8 @@
 //                         (waited for, untimed, after the flush); acks=all: the timed figure
 //   repl_cpu_ns_per_rec   process CPU per record up to that point
 //   notifies_per_batch    bumps of the cluster's data notifier per batch appended (produce
-//                         calls, fetch rounds that moved bytes); each wakes every waiting fetcher
+//                         calls, fetch rounds that moved bytes, high-watermark moves on any
+//                         replica, metadata applied); each wakes every waiting fetcher
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>

@@ -48,6 +48,7 @@
 #include <brook/client/produce_target.hpp>
 #include <brook/client/producer.hpp>
 #include <brook/client/consumer_record.hpp>
+#include <brook/client/fetch_source.hpp>
 #include <brook/client/consumer.hpp>
 
 // group

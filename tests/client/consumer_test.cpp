@@ -5,6 +5,7 @@
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
 
+#include "support/checks.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
@@ -275,4 +276,76 @@ TEST_CASE("a damaged batch is corrupt_message from poll, with its file and byte"
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::corrupt_message);
   CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte"));
+}
+
+TEST_CASE("seek_to_beginning and seek_to_end are resolved at the next poll, as in Kafka", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 5);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  REQUIRE_OK(c.seek_to_end({tp(0)}));
+  CHECK(c.has_position(tp(0)));
+  CHECK(c.awaiting_reset(tp(0)));
+  f.fill(0, 3);  // lands before the lookup: the end is 8 now, so nothing is returned
+  auto r = c.poll(0ms);
+  REQUIRE_OK(r);
+  CHECK(r->empty());
+  CHECK(*c.position(tp(0)) == offset(8));
+  REQUIRE_OK(c.seek_to_beginning({tp(0)}));
+  REQUIRE_OK(c.seek(tp(0), offset(6)));  // a later seek replaces the pending one
+  auto tail = drain(c, 2);
+  REQUIRE(tail.size() == 2);
+  CHECK(tail[0].offset == offset(6));
+  REQUIRE_OK(c.seek(tp(0), offset(2)));
+  auto unassigned = c.seek_to_end({tp(0), tp(3)});
+  REQUIRE_FALSE(unassigned);
+  CHECK(unassigned.error() == errc::invalid_argument);
+  CHECK_FALSE(c.awaiting_reset(tp(0)));
+  CHECK(*c.position(tp(0)) == offset(2));  // a refused call changes nothing
+}
+
+TEST_CASE("a poll that fails keeps a pending seek to the beginning", "[client][consumer]") {
+  fixture f(2);
+  f.fill(0, 4);
+  f.fill(1, 4);
+  consumer_config cc = earliest();
+  cc.auto_offset_reset = offset_reset::none;
+  consumer c(*f.dd, cc);
+  REQUIRE(c.assign({tp(0), tp(1)}));
+  REQUIRE_OK(c.seek_to_beginning({tp(0)}));
+  // tp(1) has no position and reset policy none: the poll fails after tp(0) may have
+  // resolved its seek; the seek must survive for the next poll.
+  auto r = c.poll(0ms);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::offset_out_of_range);
+  REQUIRE_OK(c.seek(tp(1), offset(4)));
+  auto got = drain(c, 4);
+  REQUIRE(got.size() == 4);
+  CHECK(got[0].offset == offset(0));
+}
+
+TEST_CASE("a partition whose topic is deleted is skipped by poll, not an error", "[client][consumer]") {
+  fixture f(1);
+  REQUIRE_OK(f.dd->create_topic("u", topic_config{}));
+  f.fill(0, 3);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0), {"u", partition_id(0)}}));
+  REQUIRE_OK(f.dd->delete_topic("u"));
+  auto r = c.poll(0ms);
+  REQUIRE_OK(r);
+  CHECK(r->size() == 3);
+  auto ends = c.end_offsets({{"u", partition_id(0)}});
+  REQUIRE_FALSE(ends);
+  CHECK(ends.error() == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("a consumer reads any fetch_source: data_dir_source", "[client][consumer]") {
+  fixture f(1);
+  f.fill(0, 4);
+  data_dir_source src(*f.dd);
+  consumer c(src, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  auto r = drain(c, 4);
+  REQUIRE(r.size() == 4);
+  CHECK(r[3].value == "0:3");
 }

@@ -1037,6 +1037,7 @@ TEST_CASE("wakeup() ends a blocked poll, and a blocked poll wakes for a new reco
       consumer c(**dd, cc);
       REQUIRE(c.assign(tps));
       REQUIRE(c.seek_to_end(tps));
+      for (const auto& tp : tps) REQUIRE(c.position(tp));  // resolves the lazy seek before producing
       std::atomic<bool> started{false};
       auto fut = std::async(std::launch::async, [&] {
         started.store(true, std::memory_order_release);

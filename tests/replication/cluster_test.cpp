@@ -1,5 +1,6 @@
 // cluster: brokers, controller, fetchers and failures in one process, stepped on a manual clock.
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
@@ -522,4 +523,127 @@ TEST_CASE("a broker restarted while isolated registers only once it can reach th
   CHECK(!b3->fenced);
   CHECK(b3->epoch > old_epoch);
   CHECK(f.state("t", 0).isr.size() == 3);
+}
+
+namespace {
+consumer_config poll_now() {
+  consumer_config cc;
+  cc.auto_offset_reset = offset_reset::earliest;
+  cc.fetch_max_wait = std::chrono::milliseconds(0);
+  return cc;
+}
+std::vector<owned_record> poll_once(consumer& con) {
+  auto r = con.poll(std::chrono::milliseconds(0));
+  REQUIRE_OK(r);
+  std::vector<owned_record> out;
+  for (const auto& rec : *r) out.push_back(rec.to_owned());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cluster_source: a consumer reads committed records from the leader and follows a failover") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  cluster_source src(*f.c);
+  consumer con(src, poll_now());
+  const topic_partition tp{"t", partition_id(0)};
+  REQUIRE_OK(con.assign({tp}));
+  auto a = f.produce("t", 0, 3, acks_mode::all, "a");
+  CHECK(poll_once(con).empty());  // on the leader, not yet committed: above the high watermark
+  f.steps(2);
+  REQUIRE((a->has_value() && **a));
+  auto first = poll_once(con);
+  REQUIRE(first.size() == 3);
+  CHECK(first[0].value == "a-0");
+
+  // The leader crashes: until the controller notices, it is unreachable; poll skips the
+  // partition instead of failing, and bounds() names the reason.
+  const broker_id old = f.state("t", 0).leader;
+  REQUIRE_OK(f.c->crash_broker(old, crash_mode::process));
+  CHECK(poll_once(con).empty());
+  auto ends = con.end_offsets({tp});
+  REQUIRE_FALSE(ends);
+  CHECK(ends.error() == errc::broker_not_available);
+  f.steps(100);  // fenced after the session timeout; another ISR member leads
+  REQUIRE(f.state("t", 0).leader != old);
+  REQUIRE(f.state("t", 0).has_leader());
+  auto b = f.produce("t", 0, 2, acks_mode::all, "b");
+  f.steps(3);
+  REQUIRE((b->has_value() && **b));
+  auto second = poll_once(con);
+  REQUIRE(second.size() == 2);
+  CHECK(second[0].offset == offset(3));
+  CHECK(second[1].value == "b-1");
+  CHECK(*con.position(tp) == offset(5));
+  auto bounds = src.bounds(tp);
+  REQUIRE_OK(bounds);
+  CHECK(bounds->high_watermark == offset(5));
+}
+
+TEST_CASE("cluster_source: errors for unknown and offline partitions, offsets_for_times from the leader") {
+  fixture f(1, /*unclean=*/false, ids{1, 2});
+  REQUIRE_OK(f.c->create_topic("t", 1, 1));
+  cluster_source src(*f.c);
+  auto count = src.partition_count("t");
+  REQUIRE_OK(count);
+  CHECK(*count == 1);
+  CHECK(src.partition_count("nope").error() == errc::unknown_topic_or_partition);
+  CHECK(src.bounds({"t", partition_id(1)}).error() == errc::unknown_topic_or_partition);
+  consumer con(src, poll_now());
+  CHECK(con.assign({{"t", partition_id(1)}}).error() == errc::unknown_topic_or_partition);
+  auto a = f.produce("t", 0, 4, acks_mode::all, "a");
+  f.steps(1);
+  REQUIRE((a->has_value() && **a));
+  auto ts = src.offset_for_timestamp({"t", partition_id(0)}, f.clk->now_ms() - 100 + 2);
+  REQUIRE_OK(ts);
+  REQUIRE(ts->has_value());
+  CHECK((*ts)->off == offset(2));
+  // The only replica is stopped: the partition goes offline (no ISR member left to lead).
+  const broker_id only = f.state("t", 0).leader;
+  REQUIRE_OK(f.c->stop_broker(only));
+  f.steps(1);
+  auto off = src.bounds({"t", partition_id(0)});
+  REQUIRE_FALSE(off);
+  CHECK(is_leader_change(off.error()));
+}
+
+TEST_CASE("cluster_source on threads: a long poll wakes when the high watermark moves") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 1, 3));
+  f.c->start();
+  cluster_source src(*f.c);
+  consumer_config cc;
+  cc.auto_offset_reset = offset_reset::earliest;
+  // fetch.max.wait.ms and the polls are 2 minutes: the high watermark moves on a follower's
+  // fetch that moves no bytes, so without the wake-up on that move (the brokers' data
+  // directories share the cluster's notifier) the second poll would come back empty.
+  cc.fetch_max_wait = std::chrono::minutes(2);
+  consumer con(src, cc);
+  REQUIRE_OK(con.assign({{"t", partition_id(0)}}));
+  {
+    cluster_target target(*f.c);
+    producer_config pc;
+    pc.acks = acks_mode::all;
+    producer prod(target, pc);
+    std::string v = "x";
+    REQUIRE_OK(prod.send(producer_record{"t", std::nullopt, v, v, {}, std::nullopt}).get());
+  }
+  // The record is committed already; the poll must see it at once. Then a second poll
+  // waits and is woken by the next commit, which a follower's fetch (0 bytes) completes.
+  auto first = con.poll(std::chrono::minutes(2));
+  REQUIRE_OK(first);
+  CHECK(first->size() == 1);
+  std::thread later([&] {
+    cluster_target target(*f.c);
+    producer_config pc;
+    pc.acks = acks_mode::all;
+    producer prod(target, pc);
+    std::string v = "y";
+    (void)prod.send(producer_record{"t", std::nullopt, v, v, {}, std::nullopt}).get();
+  });
+  auto second = con.poll(std::chrono::minutes(2));
+  later.join();
+  f.c->stop();
+  REQUIRE_OK(second);
+  CHECK(second->size() == 1);
 }

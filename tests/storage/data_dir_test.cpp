@@ -316,10 +316,13 @@ TEST_CASE("partition::reset_high_watermark lowers the high watermark, clamped to
   REQUIRE(at);
   CHECK(at->empty());
 
-  p->advance_high_watermark(offset(3));  // advance never moves it back
+  const auto before_noop = dd->notifier().sequence();
+  p->advance_high_watermark(offset(3));  // advance never moves it back, and wakes nobody then
   CHECK(p->high_watermark() == offset(4));
+  CHECK(dd->notifier().sequence() == before_noop);
   p->advance_high_watermark(offset(6));
   CHECK(p->high_watermark() == offset(6));
+  CHECK(dd->notifier().sequence() != before_noop);
 
   p->reset_high_watermark(offset(100));
   CHECK(p->high_watermark() == offset(10));

@@ -18,6 +18,13 @@
 // poll() fails with offset_out_of_range under none. Records are never skipped silently
 // and never delivered twice by poll().
 //
+// Sources: a consumer reads a data_dir, or any fetch_source (client/fetch_source.hpp),
+// such as a replicated cluster's current leaders (cluster_source). While a partition's
+// leadership moves (leader_not_available, not_leader_or_follower, broker_not_available)
+// poll() skips it and retries when the source's notifier moves, as Kafka's fetcher does;
+// so it does for a partition whose topic was deleted (unknown_topic_or_partition). Other
+// errors fail the poll.
+//
 // Zero copy: records are views into the mapped segments, valid as long as the
 // consumer_records object that holds them (see client/consumer_record.hpp).
 //
@@ -38,10 +45,10 @@
 #include <fmt/format.h>
 
 #include <brook/client/consumer_record.hpp>
+#include <brook/client/fetch_source.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/storage/partition.hpp>
 
 namespace brook {
 
@@ -66,7 +73,11 @@ struct consumer_config {
 
 class consumer {
  public:
-  explicit consumer(data_dir& dd, consumer_config cfg = {}) : dd_(dd), cfg_(cfg) {}
+  /// A consumer reading `dd`'s partitions.
+  explicit consumer(data_dir& dd, consumer_config cfg = {})
+      : owned_source_(std::make_unique<data_dir_source>(dd)), src_(*owned_source_), cfg_(cfg) {}
+  /// A consumer reading from `source` (e.g. a cluster_source), which must outlive it.
+  explicit consumer(fetch_source& source, consumer_config cfg = {}) : src_(source), cfg_(cfg) {}
   consumer(const consumer&) = delete;
   consumer& operator=(const consumer&) = delete;
 
@@ -75,13 +86,12 @@ class consumer {
   result<void> assign(const std::vector<topic_partition>& tps) {
     std::map<topic_partition, state> next;
     for (const auto& tp : tps) {
-      auto p = dd_.get_partition(tp.topic, tp.partition);
-      if (!p) return p.error();
+      BROOK_TRY_ASSIGN(const std::int32_t n, src_.partition_count(tp.topic));
+      if (tp.partition.value() < 0 || tp.partition.value() >= n)
+        return make_error(errc::unknown_topic_or_partition, "no partition {}-{}: the topic has {}", tp.topic,
+                          tp.partition, n);
       auto it = parts_.find(tp);
-      if (it != parts_.end())
-        next.emplace(tp, it->second);
-      else
-        next.emplace(tp, state{std::move(*p), std::nullopt, false});
+      next.emplace(tp, it != parts_.end() ? it->second : state{});
     }
     parts_ = std::move(next);
     return ok();
@@ -98,33 +108,33 @@ class consumer {
     if (!s) return not_assigned(tp);
     if (o.value() < 0) return make_error(errc::invalid_argument, "seek to negative offset {}", o);
     s->position = o;
+    s->reset.reset();
     return ok();
   }
+  /// Moves to the log start (seekToBeginning) or the high watermark (seekToEnd). As in
+  /// Kafka, the offset is looked up lazily, at the next poll() or position().
   result<void> seek_to_beginning(const std::vector<topic_partition>& tps) {
-    for (const auto& tp : tps) {
-      auto* s = find(tp);
-      if (!s) return not_assigned(tp);
-      s->position = s->part->log_start_offset();
-    }
-    return ok();
+    return seek_to(tps, offset_reset::earliest);
   }
-  result<void> seek_to_end(const std::vector<topic_partition>& tps) {
-    for (const auto& tp : tps) {
-      auto* s = find(tp);
-      if (!s) return not_assigned(tp);
-      s->position = s->part->high_watermark();
-    }
-    return ok();
-  }
+  result<void> seek_to_end(const std::vector<topic_partition>& tps) { return seek_to(tps, offset_reset::latest); }
 
-  /// Whether tp has a position (set by seek or by an earlier poll), without resolving
-  /// auto.offset.reset. false for a partition that is not assigned.
+  /// Whether tp has a position or a pending seek (set by seek, seek_to_beginning, seek_to_end
+  /// or an earlier poll), without resolving auto.offset.reset. false for a partition that is
+  /// not assigned.
   bool has_position(const topic_partition& tp) const {
     auto it = parts_.find(tp);
-    return it != parts_.end() && it->second.position.has_value();
+    return it != parts_.end() && (it->second.position.has_value() || it->second.reset.has_value());
+  }
+  /// Whether tp waits for a seek_to_beginning or seek_to_end that the next poll() or
+  /// position() resolves (Kafka's isOffsetResetNeeded).
+  bool awaiting_reset(const topic_partition& tp) const {
+    auto it = parts_.find(tp);
+    return it != parts_.end() && it->second.reset.has_value();
   }
 
-  /// The offset of the next record poll() will return for tp (resolving auto.offset.reset).
+  /// The offset of the next record poll() will return for tp (resolving auto.offset.reset
+  /// and seeks to the beginning or end). Errors: also the source's for tp (see
+  /// fetch_source.hpp), such as not_leader_or_follower while its leadership moves.
   result<offset> position(const topic_partition& tp) {
     auto* s = find(tp);
     if (!s) return not_assigned(tp);
@@ -153,29 +163,26 @@ class consumer {
       const std::map<topic_partition, timestamp_ms>& query) {
     std::map<topic_partition, std::optional<timestamp_offset>> out;
     for (const auto& [tp, ts] : query) {
-      auto p = dd_.get_partition(tp.topic, tp.partition);
-      if (!p) return p.error();
-      auto r = (*p)->log().offset_for_timestamp(ts, (*p)->high_watermark());
-      if (!r) return r.error();
-      out[tp] = *r;
+      BROOK_TRY_ASSIGN(out[tp], src_.offset_for_timestamp(tp, ts));
     }
     return out;
   }
   /// Log start offsets (Kafka's beginningOffsets) and high watermarks (endOffsets).
   result<std::map<topic_partition, offset>> beginning_offsets(const std::vector<topic_partition>& tps) {
-    return offsets_of(tps, [](const partition& p) { return p.log_start_offset(); });
+    return offsets_of(tps, [](const partition_bounds& b) { return b.log_start; });
   }
   result<std::map<topic_partition, offset>> end_offsets(const std::vector<topic_partition>& tps) {
-    return offsets_of(tps, [](const partition& p) { return p.high_watermark(); });
+    return offsets_of(tps, [](const partition_bounds& b) { return b.high_watermark; });
   }
 
   /// Fetches records; see the header comment. Errors: offset_out_of_range (reset policy
-  /// none), corrupt_message (a damaged batch, with file and byte), wakeup.
+  /// none), corrupt_message (a damaged batch, with file and byte), wakeup, and any other
+  /// error the source reports (partitions whose leadership moves are skipped instead).
   result<consumer_records> poll(std::chrono::milliseconds timeout) { return poll(timeout, nullptr); }
 
   /// poll() that also returns (with what it has, possibly nothing) as soon as
   /// `return_early` is true. It is checked whenever the consumer wakes up: whoever makes
-  /// it true must then call the data directory's notifier().notify(). The group consumer
+  /// it true must then call the source's notifier().notify(). The group consumer
   /// uses it to leave a long poll when its group starts a rebalance.
   template <typename Pred>
   result<consumer_records> poll(std::chrono::milliseconds timeout, const Pred& return_early) {
@@ -186,16 +193,19 @@ class consumer {
     std::size_t bytes = 0;
     // Positions move only with records handed to the caller: a poll that fails (wakeup,
     // offset_out_of_range, corrupt_message) after fetching some records puts them back.
-    std::vector<std::pair<state*, std::optional<offset>>> start_positions;
-    start_positions.reserve(parts_.size());
-    for (auto& [tp, s] : parts_) start_positions.emplace_back(&s, s.position);
+    std::vector<std::pair<state*, state>> start_states;
+    start_states.reserve(parts_.size());
+    for (auto& [tp, s] : parts_) start_states.emplace_back(&s, s);
     auto fail = [&](brook::error e) -> result<consumer_records> {
-      for (auto& [s, pos] : start_positions) s->position = pos;
+      for (auto& [s, before] : start_states) {
+        s->position = before.position;
+        s->reset = before.reset;
+      }
       return e;
     };
     for (;;) {
       // Read the sequence before the flag: a wakeup() between the two is seen by one of them.
-      const std::uint64_t seen = dd_.notifier().sequence();
+      const std::uint64_t seen = src_.notifier().sequence();
       if (wakeup_.exchange(false, std::memory_order_acq_rel))
         return fail(make_error(errc::wakeup, "poll() interrupted by wakeup()"));
       auto r = fetch_into(out, bytes);
@@ -208,22 +218,22 @@ class consumer {
       if (now >= poll_deadline) return out;
       if (!out.empty() && now >= fetch_deadline) return out;
       if (out.empty() && now >= fetch_deadline) fetch_deadline = now + cfg_.fetch_max_wait;  // a new long poll
-      dd_.notifier().wait(seen, std::min(poll_deadline, fetch_deadline));
+      src_.notifier().wait(seen, std::min(poll_deadline, fetch_deadline));
     }
   }
 
   /// Makes a blocked (or the next) poll() return errc::wakeup. Thread-safe.
   void wakeup() {
     wakeup_.store(true, std::memory_order_release);
-    dd_.notifier().notify();
+    src_.notifier().notify();
   }
 
   const consumer_config& config() const noexcept { return cfg_; }
 
  private:
   struct state {
-    std::shared_ptr<partition> part;
     std::optional<offset> position;
+    std::optional<offset_reset> reset;  ///< a seek to the beginning or end, resolved lazily
     bool paused = false;
   };
 
@@ -235,32 +245,60 @@ class consumer {
     return make_error(errc::invalid_argument, "{}-{} is not assigned to this consumer", tp.topic, tp.partition);
   }
 
+  result<void> seek_to(const std::vector<topic_partition>& tps, offset_reset where) {
+    for (const auto& tp : tps)
+      if (!find(tp)) return not_assigned(tp);
+    for (const auto& tp : tps) find(tp)->reset = where;
+    return ok();
+  }
+
   template <typename F>
   result<std::map<topic_partition, offset>> offsets_of(const std::vector<topic_partition>& tps, F f) {
     std::map<topic_partition, offset> out;
     for (const auto& tp : tps) {
-      auto p = dd_.get_partition(tp.topic, tp.partition);
-      if (!p) return p.error();
-      out[tp] = f(**p);
+      BROOK_TRY_ASSIGN(const partition_bounds b, src_.bounds(tp));
+      out[tp] = f(b);
     }
     return out;
   }
 
-  /// Gives a partition without a position (or with one outside the log) a position from
-  /// auto.offset.reset.
+  /// Gives a partition without a position (or with one outside the log) a position from a
+  /// pending seek to the beginning or end, or else from auto.offset.reset.
   result<void> ensure_position(const topic_partition& tp, state& s, bool out_of_range = false) {
-    if (s.position && !out_of_range) return ok();
-    switch (cfg_.auto_offset_reset) {
-      case offset_reset::earliest: s.position = s.part->log_start_offset(); return ok();
-      case offset_reset::latest: s.position = s.part->high_watermark(); return ok();
-      case offset_reset::none: break;
-    }
-    if (out_of_range)
+    if (s.position && !s.reset && !out_of_range) return ok();
+    const offset_reset how = s.reset.value_or(cfg_.auto_offset_reset);
+    if (how == offset_reset::none) {
+      if (!out_of_range)
+        return make_error(errc::offset_out_of_range, "{}-{}: no position and auto.offset.reset is none", tp.topic,
+                          tp.partition);
+      BROOK_TRY_ASSIGN(const partition_bounds b, src_.bounds(tp));
       return make_error(errc::offset_out_of_range,
                         "{}-{}: position {} is outside [{}, {}] and auto.offset.reset is none", tp.topic, tp.partition,
-                        *s.position, s.part->log_start_offset(), s.part->high_watermark());
-    return make_error(errc::offset_out_of_range, "{}-{}: no position and auto.offset.reset is none", tp.topic,
-                      tp.partition);
+                        *s.position, b.log_start, b.high_watermark);
+    }
+    BROOK_TRY_ASSIGN(const partition_bounds b, src_.bounds(tp));
+    s.position = how == offset_reset::earliest ? b.log_start : b.high_watermark;
+    s.reset.reset();
+    return ok();
+  }
+
+  /// Whether a partition's error leaves it out of this pass rather than failing the poll.
+  static bool skip_for_now(const brook::error& e) {
+    return is_leader_change(e) || e == errc::unknown_topic_or_partition;
+  }
+
+  /// Reads tp from its position, resetting an out-of-range position by policy.
+  result<log_slice> read_from_position(const topic_partition& tp, state& s, const read_options& ro) {
+    BROOK_TRY(ensure_position(tp, s));
+    auto slice = src_.fetch(tp, *s.position, ro);
+    // Out of range: reset by policy and read again. Retention may move the log start again
+    // between the reset and the read, so retry (the log start only moves forward, and
+    // each reset lands on its newest value).
+    for (int tries = 0; !slice && slice.error() == errc::offset_out_of_range && tries < 64; ++tries) {
+      BROOK_TRY(ensure_position(tp, s, /*out_of_range=*/true));
+      slice = src_.fetch(tp, *s.position, ro);
+    }
+    return slice;
   }
 
   /// One pass over the assigned partitions, adding what is available to `out`.
@@ -276,17 +314,10 @@ class consumer {
       const topic_partition& tp = it->first;
       state& s = it->second;
       if (s.paused) continue;
-      BROOK_TRY(ensure_position(tp, s));
       read_options ro;
       ro.max_bytes = std::min(cfg_.max_partition_fetch_bytes, std::max<std::size_t>(cfg_.fetch_max_bytes - bytes, 1));
-      auto slice = s.part->read(*s.position, ro);
-      // Out of range: reset by policy and read again. Retention may move the log start again
-      // between the reset and the read, so retry (the log start only moves forward, and
-      // each reset lands on its newest value).
-      for (int tries = 0; !slice && slice.error() == errc::offset_out_of_range && tries < 64; ++tries) {
-        BROOK_TRY(ensure_position(tp, s, /*out_of_range=*/true));
-        slice = s.part->read(*s.position, ro);
-      }
+      auto slice = read_from_position(tp, s, ro);
+      if (!slice && skip_for_now(slice.error())) continue;
       if (!slice) return slice.error();
       if (slice->empty()) continue;
       const std::string* topic = out.intern(tp.topic);
@@ -310,7 +341,8 @@ class consumer {
     return ok();
   }
 
-  data_dir& dd_;
+  std::unique_ptr<fetch_source> owned_source_;  // set when constructed from a data_dir
+  fetch_source& src_;
   consumer_config cfg_;
   std::map<topic_partition, state> parts_;
   std::size_t rotate_ = 0;

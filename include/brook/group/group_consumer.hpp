@@ -259,10 +259,12 @@ class group_consumer {
     return ok();
   }
 
+  /// Positions to commit: as Kafka's allConsumed(), not of partitions still waiting for a
+  /// seek to the beginning or end.
   std::map<topic_partition, offset_and_metadata> positions() {
     std::map<topic_partition, offset_and_metadata> out;
     for (const auto& tp : owned_)
-      if (inner_.has_position(tp))
+      if (inner_.has_position(tp) && !inner_.awaiting_reset(tp))
         if (auto p = inner_.position(tp); p) out[tp] = offset_and_metadata{*p, -1, {}};
     return out;
   }

@@ -14,7 +14,8 @@
 //
 // Clients: produce() sends a batch to the partition's leader (the current image's) with
 // acks 0/1/all; fetch() reads from the leader up to its high watermark; cluster_target lets
-// a brook::producer send here; brook::consumer can read a broker's dir() directly.
+// a brook::producer send here and cluster_source lets a brook::consumer read from here,
+// following leadership changes.
 //
 // Failures:
 //   stop_broker(id)      clean shutdown: flush, checkpoints, controlled fencing (leaders move).
@@ -52,6 +53,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/client/fetch_source.hpp>
 #include <brook/client/produce_target.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
@@ -134,8 +136,10 @@ class cluster {
     return root / fmt::format("broker-{}", id);
   }
   timestamp_ms now() const { return clock().now_ms(); }
-  /// Bumped on every produce and metadata change (fetchers and consumers wait on it).
-  notifier& data_notifier() noexcept { return data_; }
+  /// Bumped on every append, high-watermark move and topic change of every broker (their
+  /// data directories share it) and on every metadata change: fetchers and consumers
+  /// wait on it.
+  notifier& data_notifier() const noexcept { return *data_; }
 
   /// The broker `id` when it runs (null when stopped or crashed).
   std::shared_ptr<brook::broker> broker(broker_id id) const {
@@ -211,13 +215,24 @@ class cluster {
       return;
     }
     b->produce(topic, p, batch, acks, timeout, std::move(done));
-    data_.notify();
+    data_->notify();
   }
 
   /// Reads topic-p from its leader, from `start`, up to the high watermark: what a consumer
-  /// may see. Errors: as produce(), and the log's (offset_out_of_range).
+  /// may see. Errors: as leader_partition(), and the log's (offset_out_of_range).
   result<log_slice> fetch(const std::string& topic, partition_id p, offset start,
                           std::size_t max_bytes = 1 << 20) const {
+    read_options ro;
+    ro.max_bytes = max_bytes;
+    BROOK_TRY_ASSIGN(auto part, leader_partition(topic, p));
+    return part->read(start, ro);
+  }
+
+  /// topic-p as its current leader has it (reads through it stop at the high watermark).
+  /// Errors: unknown_topic_or_partition, leader_not_available (offline),
+  /// broker_not_available (the leader is down or isolated), not_leader_or_follower (the
+  /// leader has not taken the news yet).
+  result<std::shared_ptr<partition>> leader_partition(const std::string& topic, partition_id p) const {
     auto img = ctl_->image();
     const auto* ps = img->partition(topic, p);
     if (!ps) return make_error(errc::unknown_topic_or_partition, "no partition {}-{}", topic, p);
@@ -227,10 +242,18 @@ class cluster {
     auto r = b->replica(topic, p);
     if (!r || r->role() != replica_role::leader)
       return make_error(errc::not_leader_or_follower, "{}-{}: broker {} does not lead it yet", topic, p, ps->leader);
-    read_options ro;
-    ro.max_bytes = max_bytes;
-    return r->part()->read(start, ro);
+    return r->part();
   }
+
+  /// Partitions of `topic` in the current image. Errors: unknown_topic_or_partition.
+  result<std::int32_t> partition_count(const std::string& topic) const {
+    auto img = ctl_->image();
+    const auto* t = img->topic(topic);
+    if (!t) return make_error(errc::unknown_topic_or_partition, "unknown topic '{}'", topic);
+    return static_cast<std::int32_t>(t->partitions.size());
+  }
+  /// Moves with every metadata change (the metadata log's end).
+  std::uint64_t metadata_version() const { return static_cast<std::uint64_t>(ctl_->log().end_offset().value()); }
 
   // ------------------------------------------------------------------ failures
 
@@ -278,6 +301,7 @@ class cluster {
     }
     broker_config bc = cfg_.broker;
     bc.id = id;
+    bc.dir.notifier = data_;
     auto b = brook::broker::open(broker_dir(root_, id), bc);
     if (!b) return b.error();
     std::shared_ptr<brook::broker> sb(std::move(*b));
@@ -358,7 +382,7 @@ class cluster {
       std::lock_guard sl(step_mu_);
       if (!running_.exchange(false)) return;
       stop_.store(true);
-      data_.notify();
+      data_->notify();
       { std::lock_guard l(control_mu_); }
       control_cv_.notify_all();
       ts.push_back(std::move(control_));
@@ -393,6 +417,7 @@ class cluster {
     const auto version = static_cast<std::uint64_t>(ctl_->log().end_offset().value());
     auto img = ctl_->image();
     result<void> first = ok();
+    bool applied = false;
     for (auto id : cfg_.broker_ids) {
       std::shared_ptr<brook::broker> b;
       {
@@ -402,13 +427,14 @@ class cluster {
         n.applied = version;
         b = n.b;
       }
+      applied = true;
       if (auto r = b->apply(*img, version); !r) {
         if (first) first = r.error();
         std::lock_guard l(mu_);
         nodes_.at(id).applied = 0;  // applied again by the next propagate()
       }
     }
-    data_.notify();
+    if (applied) data_->notify();  // leaderships may have moved; nothing to wake for otherwise
     return first;
   }
 
@@ -468,7 +494,7 @@ class cluster {
       if (it->second.stop_fetcher) it->second.stop_fetcher->store(true);
       t = std::move(it->second.thread);
     }
-    data_.notify();
+    data_->notify();
     if (t.joinable()) t.join();
     return b;
   }
@@ -478,7 +504,7 @@ class cluster {
       std::lock_guard l(mu_);
       if (auto it = nodes_.find(id); it != nodes_.end()) it->second.isolated = v;
     }
-    data_.notify();
+    data_->notify();
   }
 
   /// Registers a running broker (a new broker epoch), gives it the metadata so its replicas
@@ -596,11 +622,11 @@ class cluster {
           std::unique_lock cl(control_mu_);
           control_cv_.wait_for(cl, std::chrono::milliseconds(delay), [&] { return stop->load() || stop_.load(); });
         }
-        const auto seen = data_.sequence();
+        const auto seen = data_->sequence();
         auto r = f->step();
         if (r.bytes < cfg_.fetcher.min_bytes && !stop->load() && !stop_.load())
-          data_.wait(seen, std::chrono::steady_clock::now() + cfg_.fetcher.wait_max);
-        if (r.bytes > 0) data_.notify();  // leaders' high watermarks may have moved
+          data_->wait(seen, std::chrono::steady_clock::now() + cfg_.fetcher.wait_max);
+        if (r.bytes > 0) data_->notify();  // leaders' high watermarks may have moved
       }
     });
   }
@@ -708,7 +734,7 @@ class cluster {
   std::map<broker_id, node> nodes_;
   timestamp_ms next_shrink_check_ = 0;
   std::optional<brook::error> last_error_;
-  notifier data_;
+  const std::shared_ptr<notifier> data_ = std::make_shared<notifier>();
   std::mutex step_mu_;  // serialises step(), the control thread's rounds, start() and stop()
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
@@ -723,20 +749,40 @@ class cluster {
 class cluster_target final : public produce_target {
  public:
   explicit cluster_target(cluster& c) : c_(c) {}
-  std::uint64_t metadata_version() const override {
-    return static_cast<std::uint64_t>(c_.controller().log().end_offset().value());
-  }
-  result<std::int32_t> partition_count(const std::string& topic) const override {
-    auto img = c_.image();
-    const auto* t = img->topic(topic);
-    if (!t) return make_error(errc::unknown_topic_or_partition, "unknown topic '{}'", topic);
-    return static_cast<std::int32_t>(t->partitions.size());
-  }
+  std::uint64_t metadata_version() const override { return c_.metadata_version(); }
+  result<std::int32_t> partition_count(const std::string& topic) const override { return c_.partition_count(topic); }
   timestamp_ms now_ms() const override { return c_.now(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                std::chrono::milliseconds request_timeout, append_callback done) override {
     c_.produce(topic, p, batch, acks, request_timeout, std::move(done));
   }
+
+ private:
+  cluster& c_;
+};
+
+/// A cluster as a consumer's source (fetch_source.hpp): brook::consumer(source, cfg) reads
+/// each partition from its current leader, up to the high watermark, and follows
+/// leadership changes. Thread-safe.
+class cluster_source final : public fetch_source {
+ public:
+  explicit cluster_source(cluster& c) : c_(c) {}
+  std::uint64_t metadata_version() const override { return c_.metadata_version(); }
+  result<std::int32_t> partition_count(const std::string& topic) const override { return c_.partition_count(topic); }
+  result<partition_bounds> bounds(const topic_partition& tp) const override {
+    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
+    return partition_bounds{p->log_start_offset(), p->high_watermark()};
+  }
+  result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const override {
+    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
+    return p->read(start, ro);
+  }
+  result<std::optional<timestamp_offset>> offset_for_timestamp(const topic_partition& tp,
+                                                               timestamp_ms ts) const override {
+    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
+    return p->log().offset_for_timestamp(ts, p->high_watermark());
+  }
+  brook::notifier& notifier() const override { return c_.data_notifier(); }
 
  private:
   cluster& c_;

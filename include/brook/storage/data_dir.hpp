@@ -53,6 +53,10 @@ struct data_dir_options {
   log_config defaults{};
   /// Open without the lock and without writing anything (tools on a live directory).
   bool read_only = false;
+  /// What appends, high-watermark moves and topic changes bump. A cluster gives all its
+  /// brokers one, so a consumer of the cluster waits on one notifier. Null: the directory
+  /// makes its own.
+  std::shared_ptr<brook::notifier> notifier{};
 };
 
 struct partition_description {
@@ -91,7 +95,8 @@ class data_dir {
   const fs::path& path() const noexcept { return dir_; }
   bool read_only() const noexcept { return opts_.read_only; }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return opts_.defaults.clock; }
-  /// Bumped on every append that moves a high watermark, and on topic changes.
+  /// Bumped on every append that moves a high watermark, and on topic changes (shared
+  /// when data_dir_options::notifier was given).
   brook::notifier& notifier() noexcept { return *notify_; }
   /// Bumped on every topic change (create, grow, delete): clients re-read metadata when it moves.
   std::uint64_t metadata_version() const noexcept { return meta_version_.load(std::memory_order_acquire); }
@@ -312,7 +317,9 @@ class data_dir {
   };
 
   data_dir(fs::path dir, data_dir_options opts)
-      : dir_(std::move(dir)), opts_(std::move(opts)), notify_(std::make_shared<brook::notifier>()) {}
+      : dir_(std::move(dir)),
+        opts_(std::move(opts)),
+        notify_(opts_.notifier ? opts_.notifier : std::make_shared<brook::notifier>()) {}
 
   /// Marks a topic whose deletion is under way in the topic-configs file.
   static constexpr const char* deleting_key = "brook.deleting";

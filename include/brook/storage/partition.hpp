@@ -46,15 +46,20 @@ class partition {
     return r;
   }
 
-  /// Moves the high watermark forward (never back) and wakes waiting consumers.
+  /// Moves the high watermark forward (never back) and, when it moved, wakes waiting
+  /// consumers. (A wake-up without a move would wake fetchers that wait on a shared
+  /// notifier for nothing, and their fetches call this again.)
   void advance_high_watermark(offset hw) noexcept {
     // Callers compute hw from log ends under the lock that also guards truncation.
     BROOK_ASSERT(hw <= log_->log_end_offset(), "{}-{}: high watermark {} past the log end {}", topic_, id_, hw,
                  log_->log_end_offset());
     std::int64_t cur = hw_.load(std::memory_order_relaxed);
-    while (cur < hw.value() && !hw_.compare_exchange_weak(cur, hw.value(), std::memory_order_acq_rel)) {
+    while (cur < hw.value()) {
+      if (hw_.compare_exchange_weak(cur, hw.value(), std::memory_order_acq_rel)) {
+        if (notify_) notify_->notify();
+        return;
+      }
     }
-    if (notify_) notify_->notify();
   }
 
   /// Sets the high watermark, also lower (a replica restoring its checkpoint, or a follower

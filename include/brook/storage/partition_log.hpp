@@ -26,21 +26,20 @@
 // log_dir_locked instead of corrupting the log. Read-only opens take no lock.
 //
 // The log's parts live in their own headers: opening and recovery in log_loader.hpp, the
-// segment list readers pin in segment_list.hpp, append validation in log_validator.hpp,
-// reads and timestamp lookups in log_read.hpp, retention in log_retention.hpp, truncation in log_truncation.hpp, the
-// checkpoints in log_checkpoints.hpp and compaction in log_cleaner.hpp. This class holds the positions (log start <=
-// recovery point <= log end, asserted at every change) and the locking.
+// segment list readers pin in segment_list.hpp, append validation in log_validator.hpp, reads
+// and timestamp lookups in log_read.hpp, retention in log_retention.hpp, truncation in
+// log_truncation.hpp, the checkpoints in log_checkpoints.hpp and compaction in log_cleaner.hpp.
+// This class holds the positions (log start <= recovery point <= log end, asserted at every
+// change) and the locking.
 //
-// Thread-safety: any number of threads may read (read, offset_for_timestamp,
-// the accessors, wait_for_data) concurrently with each other and with one
-// mutating call at a time; mutating calls (append, flush, roll, retention,
-// truncation, close) are serialised by an internal writer mutex. compact() may run on
-// another thread alongside appends and reads (one pass at a time); it takes the writer
-// mutex only to swap each rewritten segment in. Readers never
-// wait for the writer's appends: they take a short internal lock only to pin a
-// segment, then read its mapping lock-free. (truncate_to, a rare replica operation,
-// holds that lock while it cuts and rebuilds the last segment, so readers' lookups
-// wait for it.)
+// Thread-safety: any number of threads may read (read, offset_for_timestamp, the accessors,
+// wait_for_data) concurrently with each other and with one mutating call at a time; mutating
+// calls (append, flush, roll, retention, truncation, close) are serialised by an internal
+// writer mutex. compact() may run on another thread alongside appends and reads (one pass at a
+// time); it takes the writer mutex only to swap each rewritten segment in. Readers never wait
+// for the writer's appends: they take a short internal lock only to pin a segment, then read
+// its mapping lock-free. (truncate_to, a rare replica operation, holds that lock while it cuts
+// and rebuilds the last segment, so readers' lookups wait for it.)
 #pragma once
 
 #include <algorithm>
@@ -48,15 +47,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
-#include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
