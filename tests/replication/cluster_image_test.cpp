@@ -254,3 +254,29 @@ TEST_CASE("apply_all is all or nothing, controller epochs never go back", "[repl
   CHECK(img.partition("orders", partition_id{1})->controller_epoch == 3);
   CHECK(img.partition("orders", partition_id{0})->controller_epoch == -1);
 }
+
+TEST_CASE("ConfigRecords set and delete a topic's overrides, kept by name, dropped with the topic",
+          "[replication][cluster_image]") {
+  cluster_image img;
+  // Kafka's controller writes a new topic's configs before its TopicRecord.
+  REQUIRE(img.apply(config_record{config_resource_topic, "orders", "cleanup.policy", "compact"}).has_value());
+  REQUIRE(img.apply(config_record{config_resource_topic, "orders", "retention.ms", "1000"}).has_value());
+  REQUIRE(img.apply(topic_record{"orders", tid}).has_value());
+  CHECK(img.topic_configs("orders") ==
+        std::map<std::string, std::string>{{"cleanup.policy", "compact"}, {"retention.ms", "1000"}});
+  REQUIRE(img.apply(config_record{config_resource_topic, "orders", "retention.ms", std::nullopt}).has_value());
+  CHECK(img.topic_configs("orders") == std::map<std::string, std::string>{{"cleanup.policy", "compact"}});
+  // Other resource types (4 = broker) are accepted and not kept.
+  REQUIRE(img.apply(config_record{4, "1", "log.retention.ms", "5"}).has_value());
+  CHECK(img.topic_configs("1").empty());
+  SECTION("bad records are refused, the image unchanged") {
+    const cluster_image before = img;
+    CHECK(img.apply(config_record{config_resource_topic, "a/b", "retention.ms", "1"}).error() == errc::invalid_request);
+    CHECK(img.apply(config_record{config_resource_topic, "orders", "", "1"}).error() == errc::invalid_request);
+    CHECK(img == before);
+  }
+  SECTION("removing the topic drops its configs") {
+    REQUIRE(img.apply(remove_topic_record{tid}).has_value());
+    CHECK(img.topic_configs("orders").empty());
+  }
+}

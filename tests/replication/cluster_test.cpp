@@ -647,3 +647,16 @@ TEST_CASE("cluster_source on threads: a long poll wakes when the high watermark 
   REQUIRE_OK(second);
   CHECK(second->size() == 1);
 }
+
+TEST_CASE("a topic created with config overrides gets them on every replica") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("compacted", 2, 3, {{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}}));
+  CHECK(f.c->create_topic("bad", 1, 3, {{"cleanup.policy", "tidy"}}).error() == errc::invalid_config);
+  for (int id = 1; id <= 3; ++id)
+    for (int p = 0; p < 2; ++p) {
+      auto r = f.c->broker(broker_id(id))->replica("compacted", partition_id(p));
+      REQUIRE(r);
+      CHECK(r->part()->log().config().cleanup == cleanup_policy::compact);
+      CHECK(r->part()->log().config().segment_bytes == 1048576);
+    }
+}

@@ -321,7 +321,23 @@ TEST_CASE("create_topic refuses bad requests with Kafka's errors and writes noth
   const offset end1 = f.end();
   REQUIRE_ERR(f.c->create_topic("t", 4, 2), errc::topic_already_exists);
   REQUIRE_ERR(f.c->create_topic("t", 1, 9), errc::topic_already_exists);
+  REQUIRE_ERR(f.c->create_topic("u", 1, 1, {{"cleanup.policy", "tidy"}}), errc::invalid_config);
+  REQUIRE_ERR(f.c->create_topic("u", 1, 1, {{"no.such.config", "1"}}), errc::invalid_config);
   CHECK(f.end() == end1);
+}
+
+TEST_CASE("create_topic writes a ConfigRecord per override, before the topic", "[replication][controller]") {
+  fixture f;
+  f.join({1, 2});
+  const offset end0 = f.end();
+  REQUIRE_OK(f.c->create_topic("t", 2, 2, {{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}}));
+  CHECK(f.c->image()->topic_configs("t") ==
+        std::map<std::string, std::string>{{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}});
+  CHECK(f.end() == end0 + 5);  // 2 ConfigRecords, the TopicRecord, 2 PartitionRecords
+  // Replayed by a reopened controller.
+  f.c.reset();
+  f.c = f.open();
+  CHECK(f.c->image()->topic_configs("t").at("cleanup.policy") == "compact");
 }
 
 // ------------------------------------------------------------------ AlterPartition

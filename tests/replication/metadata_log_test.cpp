@@ -270,7 +270,7 @@ TEST_CASE("an undecodable record stops the open, naming its offset", "[replicati
     record_batch_builder b;
     b.append(0, nullable_bytes::null(),
              nullable_bytes(std::span<const std::byte>(encode_metadata_record(broker(1, 1)))));
-    const auto bad = brook::test::from_hex("010400");  // AccessControlRecord: not one brook reads
+    const auto bad = brook::test::from_hex("010c00");  // FeatureLevelRecord: not one brook reads
     b.append(0, nullable_bytes::null(), nullable_bytes(std::span<const std::byte>(bad)));
     REQUIRE((*log)->append(b.finish()).has_value());
   }

@@ -52,7 +52,7 @@ std::string random_name(std::mt19937_64& rng) {
 
 /// A random record of a random type, valid at `version` (fields that version lacks at defaults).
 metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
-  switch (rng() % 10) {
+  switch (rng() % 11) {
     case 0: {
       register_broker_record r;
       version = static_cast<std::int16_t>(rng() % 4);
@@ -128,6 +128,15 @@ metadata_record random_record(std::mt19937_64& rng, std::int16_t& version) {
       if (version >= 1) r.in_controlled_shutdown = static_cast<std::int8_t>(rng() % 2);
       return r;
     }
+    case 9: {
+      version = 0;
+      config_record r;
+      r.resource_type = static_cast<std::int8_t>(rng() % 3 == 0 ? rng() % 20 : 2);
+      r.resource_name = random_name(rng);
+      r.name = random_name(rng);
+      if (rng() % 4 != 0) r.value = random_name(rng);
+      return r;
+    }
     default: version = 0; return no_op_record{};
   }
 }
@@ -199,6 +208,13 @@ TEST_CASE("other records' golden bytes", "[replication][metadata_records]") {
   CHECK(to_hex(encode_metadata_record(unregister_broker_record{broker_id{3}, 9})) == "010100" "00000003" "0000000000000009" "00");
   CHECK(to_hex(encode_metadata_record(remove_topic_record{topic_one})) == "010900" + topic_one_hex + "00");
   CHECK(to_hex(encode_metadata_record(no_op_record{})) == "011400" "00");
+  // ConfigRecord: ResourceType 2 (topic) | "t" | "cleanup.policy" | "compact" | tags; a null value is 00.
+  const config_record cr{2, "t", "cleanup.policy", "compact"};
+  const std::string cr_hex = "010400" "02" "0274" "0f" "636c65616e75702e706f6c696379" "08" "636f6d70616374" "00";
+  CHECK(to_hex(encode_metadata_record(cr)) == cr_hex);
+  CHECK(decode_ok(from_hex(cr_hex)) == metadata_record(cr));
+  CHECK(to_hex(encode_metadata_record(config_record{2, "t", "cleanup.policy", std::nullopt})) ==
+        "010400" "02" "0274" "0f" "636c65616e75702e706f6c696379" "00" "00");
   CHECK(to_hex(encode_metadata_record(broker_registration_change_record{broker_id{3}, 9, 1, 0})) ==
         "011100" "00000003" "0000000000000009" "01" "00" "01" "01");
 
@@ -277,7 +293,7 @@ TEST_CASE("frame errors name the field and the byte", "[replication][metadata_re
   };
   check("000300", "frame version 0");
   check("020300", "frame version 2");
-  check("010400", "type 4 is not one brook reads");
+  check("010c00", "type 12 is not one brook reads");
   check("01ffff03", "exceeds 32767");
   check("010301", "PartitionRecord v1: field 'PartitionId' at byte 3");
   check("010303", "version 3 is not one brook reads");

@@ -179,6 +179,7 @@ class broker {
     if (!have) {
       topic_config tc;
       tc.partitions = n;
+      tc.overrides = img.topic_configs(name);
       BROOK_TRY(dd_->create_topic(name, tc));
     } else if (*have < n) {
       BROOK_TRY(dd_->create_partitions(name, n));

@@ -156,9 +156,11 @@ class cluster {
 
   // ------------------------------------------------------------------ admin
 
-  /// Creates a replicated topic (controller::create_topic) and gives the brokers the news.
-  result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor) {
-    BROOK_TRY(ctl_->create_topic(name, partitions, replication_factor));
+  /// Creates a replicated topic (controller::create_topic), with config overrides such as
+  /// cleanup.policy=compact, and gives the brokers the news.
+  result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor,
+                            const std::map<std::string, std::string>& configs = {}) {
+    BROOK_TRY(ctl_->create_topic(name, partitions, replication_factor, configs));
     return propagate();
   }
 

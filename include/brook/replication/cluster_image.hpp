@@ -36,7 +36,14 @@
 //                           bumps the leader epoch by one; every record bumps the
 //                           partition epoch by one. The result must pass the same checks
 //                           as a PartitionRecord (brook). ELR and directories: not modelled.
-//   RemoveTopicRecord       removes a known topic and its partitions.
+//   RemoveTopicRecord       removes a known topic, its partitions and its configs.
+//   ConfigRecord            for a topic (ResourceType 2): sets the config key, or deletes it
+//                           when the value is null; kept by topic name, also before the
+//                           topic exists (Kafka's controller writes a new topic's configs
+//                           before its TopicRecord). Refused: a name Kafka would refuse as
+//                           a topic name, an empty key. Other resource types (brokers,
+//                           client metrics) are accepted and not kept: brook has no use
+//                           for them.
 //   NoOpRecord              nothing.
 //
 // Controller epoch: KRaft's controller epoch is the leader epoch of the
@@ -169,6 +176,13 @@ class cluster_image {
     const topic_state* t = topic(topic_name);
     if (t == nullptr || p.value() < 0 || static_cast<std::size_t>(p.value()) >= t->partitions.size()) return nullptr;
     return &t->partitions[static_cast<std::size_t>(p.value())];
+  }
+
+  /// A topic's config overrides (ConfigRecords); empty when it has none.
+  const std::map<std::string, std::string>& topic_configs(std::string_view name) const {
+    static const std::map<std::string, std::string> none;
+    auto it = topic_configs_.find(name);
+    return it == topic_configs_.end() ? none : it->second;
   }
 
   std::vector<topic_partition> offline_partitions() const {
@@ -304,8 +318,26 @@ class cluster_image {
   result<void> apply_one(const metadata::remove_topic_record& r) {
     auto it = names_.find(r.topic_id);
     if (it == names_.end()) return refuse("RemoveTopicRecord: no topic has id {}", r.topic_id);
+    topic_configs_.erase(it->second);
     topics_.erase(it->second);
     names_.erase(it);
+    return ok();
+  }
+
+  result<void> apply_one(const metadata::config_record& r) {
+    if (r.resource_type != metadata::config_resource_topic) return ok();
+    if (!valid_topic_name(r.resource_name))
+      return refuse("ConfigRecord: '{}' is not a legal topic name", r.resource_name);
+    if (r.name.empty()) return refuse("ConfigRecord for topic '{}': the config name is empty", r.resource_name);
+    if (r.value) {
+      topic_configs_[r.resource_name][r.name] = *r.value;
+      return ok();
+    }
+    auto it = topic_configs_.find(r.resource_name);
+    if (it != topic_configs_.end()) {
+      it->second.erase(r.name);
+      if (it->second.empty()) topic_configs_.erase(it);
+    }
     return ok();
   }
 
@@ -363,6 +395,7 @@ class cluster_image {
   std::map<broker_id, broker_registration> brokers_;
   std::map<std::string, topic_state, std::less<>> topics_;
   std::map<uuid, std::string> names_;
+  std::map<std::string, std::map<std::string, std::string>, std::less<>> topic_configs_;
   std::int32_t controller_epoch_ = -1;
 };
 

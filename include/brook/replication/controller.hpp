@@ -181,19 +181,32 @@ class controller {
   // ------------------------------------------------------------------ topics
 
   /// Creates a topic of `partitions` partitions with `replication_factor` replicas each,
-  /// placed over the unfenced brokers in id order. Errors: topic_already_exists,
-  /// invalid_topic, invalid_partitions, invalid_replication_factor (more than the unfenced
-  /// brokers, with Kafka's message).
-  result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor) {
+  /// placed over the unfenced brokers in id order, with the config overrides in `configs`
+  /// (topic_config's keys: one ConfigRecord each, before the TopicRecord, as Kafka writes
+  /// them). Errors: topic_already_exists, invalid_topic, invalid_partitions,
+  /// invalid_replication_factor (more than the unfenced brokers, with Kafka's message),
+  /// invalid_config (an unknown key or a bad value).
+  result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor,
+                            const std::map<std::string, std::string>& configs = {}) {
     std::lock_guard l(mu_);
     auto img = log_->image();
     if (img->topic(name)) return make_error(errc::topic_already_exists, "Topic '{}' already exists.", name);
     BROOK_TRY(validate_topic_name(name));
+    topic_config tc;
+    tc.overrides = configs;
+    BROOK_TRY(tc.apply(log_config{}));  // checks every key and value
     auto alive = img->alive_brokers();
     std::sort(alive.begin(), alive.end());
     auto plan = assign_replicas_rack_unaware(alive, partitions, replication_factor, cfg_.placement);
     if (!plan) return plan.error();
     std::vector<metadata::metadata_record> recs;
+    for (const auto& [key, value] : configs) {
+      metadata::config_record cr;
+      cr.resource_name = name;
+      cr.name = key;
+      cr.value = value;
+      recs.push_back(std::move(cr));
+    }
     metadata::topic_record t;
     t.name = name;
     // A reopened controller with a fixed seed replays its engine from the start: skip ids in use.

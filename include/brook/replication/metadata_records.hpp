@@ -4,7 +4,7 @@
 //
 // Sources (apache/kafka): metadata/src/main/resources/common/metadata/
 // RegisterBrokerRecord.json (apiKey 0), UnregisterBrokerRecord.json (1),
-// TopicRecord.json (2), PartitionRecord.json (3), PartitionChangeRecord.json (5),
+// TopicRecord.json (2), PartitionRecord.json (3), ConfigRecord.json (4), PartitionChangeRecord.json (5),
 // FenceBrokerRecord.json (7), UnfenceBrokerRecord.json (8), RemoveTopicRecord.json (9),
 // BrokerRegistrationChangeRecord.json (17), NoOpRecord.json (20);
 // server-common/.../serialization/AbstractApiMessageSerde.java (the frame);
@@ -46,6 +46,15 @@
 //     e.g. "t" with id 00..01:         01 02 00 | 02 74 | 00 x15 01 | 00
 //
 //   RemoveTopicRecord (9), v0:       TopicId uuid | tagged fields
+//
+//   ConfigRecord (4), v0:            ResourceType int8 | ResourceName compact string
+//                                    | Name compact string | Value compact nullable string
+//                                    | tagged fields
+//     One per config key set on a resource (ConfigResource.Type: 2 = topic); a null value
+//     deletes the key. A topic created with overrides gets one per override, written before
+//     its TopicRecord, as Kafka's controller does.
+//     e.g. topic "t", cleanup.policy=compact:
+//     01 04 00 | 02 | 02 74 | 0f "cleanup.policy" | 08 "compact" | 00
 //
 //   PartitionRecord (3), v0-v2 read, v0 written:
 //     PartitionId int32 | TopicId uuid | Replicas compact [int32] | Isr compact [int32]
@@ -131,6 +140,7 @@ enum class record_type : std::int16_t {
   unregister_broker = 1,
   topic = 2,
   partition = 3,
+  config = 4,
   partition_change = 5,
   fence_broker = 7,
   unfence_broker = 8,
@@ -316,6 +326,26 @@ struct unfence_broker_record {
   }
 };
 
+/// ConfigResource.Type values of ConfigRecord's ResourceType (the one brook uses).
+inline constexpr std::int8_t config_resource_topic = 2;
+
+struct config_record {
+  static constexpr record_type type = record_type::config;
+  static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
+  std::int8_t resource_type = config_resource_topic;
+  std::string resource_name{};
+  std::string name{};
+  std::optional<std::string> value{};  ///< null: the key is deleted
+  friend bool operator==(const config_record&, const config_record&) = default;
+  static constexpr auto schema() {
+    using namespace codec;
+    using r = config_record;
+    return message<r>({.name = "ConfigRecord", .valid = only(0), .flexible = since(0), .api_key = 4},
+                      field("ResourceType", &r::resource_type), field("ResourceName", &r::resource_name),
+                      field("Name", &r::name), field("Value", &r::value));
+  }
+};
+
 struct remove_topic_record {
   static constexpr record_type type = record_type::remove_topic;
   static constexpr std::int16_t min_version = 0, max_version = 0, written_version = 0;
@@ -359,7 +389,7 @@ struct no_op_record {
 };
 
 using metadata_record = std::variant<register_broker_record, unregister_broker_record, topic_record, partition_record,
-                                     partition_change_record, fence_broker_record, unfence_broker_record,
+                                     config_record, partition_change_record, fence_broker_record, unfence_broker_record,
                                      remove_topic_record, broker_registration_change_record, no_op_record>;
 
 /// Kafka's name for a record type ("PartitionChangeRecord").
@@ -369,6 +399,7 @@ constexpr std::string_view record_type_name(record_type t) noexcept {
     case record_type::unregister_broker: return "UnregisterBrokerRecord";
     case record_type::topic: return "TopicRecord";
     case record_type::partition: return "PartitionRecord";
+    case record_type::config: return "ConfigRecord";
     case record_type::partition_change: return "PartitionChangeRecord";
     case record_type::fence_broker: return "FenceBrokerRecord";
     case record_type::unfence_broker: return "UnfenceBrokerRecord";
@@ -450,6 +481,7 @@ inline result<decoded_record> decode_metadata_record(std::span<const std::byte> 
     case record_type::unregister_broker: return detail::decode_as<unregister_broker_record>(r, v);
     case record_type::topic: return detail::decode_as<topic_record>(r, v);
     case record_type::partition: return detail::decode_as<partition_record>(r, v);
+    case record_type::config: return detail::decode_as<config_record>(r, v);
     case record_type::partition_change: return detail::decode_as<partition_change_record>(r, v);
     case record_type::fence_broker: return detail::decode_as<fence_broker_record>(r, v);
     case record_type::unfence_broker: return detail::decode_as<unfence_broker_record>(r, v);
