@@ -61,6 +61,7 @@
 #include <brook/group/consumer_protocol.hpp>
 #include <brook/group/offsets_topic_records.hpp>
 #include <brook/group/offset_and_metadata.hpp>
+#include <brook/group/coordinator_backend.hpp>
 #include <brook/group/offset_store.hpp>
 #include <brook/group/rebalance_listener.hpp>
 #include <brook/group/coordinator_config.hpp>

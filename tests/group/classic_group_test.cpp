@@ -21,7 +21,8 @@ struct fixture {
     return std::move(*s);
   }();
   member_id_source ids;
-  group_services services{env.ccfg, *env.clk, *env.dd, *store, ids};
+  data_dir_source source{*env.dd};
+  group_services services{env.ccfg, *env.clk, source, *store, ids};
   classic_group g{"g", services};
 
   join_group_request req(const std::string& member = "", std::optional<std::string> instance = std::nullopt,

@@ -4,6 +4,7 @@
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
+#include <brook/group/group_consumer.hpp>
 #include <brook/replication/cluster.hpp>
 
 #include "support/crash_helpers.hpp"
@@ -659,4 +660,65 @@ TEST_CASE("a topic created with config overrides gets them on every replica") {
       CHECK(r->part()->log().config().cleanup == cleanup_policy::compact);
       CHECK(r->part()->log().config().segment_bytes == 1048576);
     }
+}
+
+TEST_CASE("a group coordinator on the cluster: committed offsets survive the offsets leader's loss") {
+  fixture f(2);
+  REQUIRE_OK(f.c->create_topic("t", 2, 3));
+  f.c->start();
+  cluster_backend backend(*f.c);
+  coordinator_config cc;
+  cc.group_initial_rebalance_delay = std::chrono::milliseconds(0);  // the manual clock stands still
+  cc.offsets_topic_num_partitions = 1;
+  auto coord = group_coordinator::open(backend, cc);
+  REQUIRE_OK(coord);
+  // __consumer_offsets is a replicated, compacted topic of the cluster.
+  for (int id = 1; id <= 3; ++id) {
+    auto r = f.c->broker(broker_id(id))->replica(offset_store::topic_name, partition_id(0));
+    REQUIRE(r);
+    CHECK(r->part()->log().config().cleanup == cleanup_policy::compact);
+  }
+  {
+    cluster_target target(*f.c);
+    producer_config pc;
+    pc.acks = acks_mode::all;
+    producer prod(target, pc);
+    for (int i = 0; i < 10; ++i) {
+      std::string v = fmt::format("r{}", i);
+      prod.send(producer_record{"t", partition_id(i % 2), v, v, {}, std::nullopt}, [](const auto&) {});
+    }
+    REQUIRE_OK(prod.flush());
+  }
+  std::map<topic_partition, offset_and_metadata> committed;
+  {
+    group_consumer_config gc;
+    gc.group_id = "g";
+    gc.enable_auto_commit = false;
+    gc.consumer.auto_offset_reset = offset_reset::earliest;
+    gc.consumer.fetch_max_wait = std::chrono::milliseconds(10);
+    group_consumer member(**coord, gc);
+    REQUIRE_OK(member.subscribe({"t"}));
+    std::size_t got = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (got < 10 && std::chrono::steady_clock::now() < deadline) {
+      auto r = member.poll(std::chrono::milliseconds(100));
+      REQUIRE_OK(r);
+      got += r->size();
+    }
+    REQUIRE(got == 10);
+    REQUIRE_OK(member.commit_sync());  // acks=all on the offsets partition
+    committed = (*coord)->fetch_offsets("g");
+    REQUIRE(committed.size() == 2);
+    CHECK(committed.at({"t", partition_id(0)}).off + committed.at({"t", partition_id(1)}).off.value() == offset(10));
+    REQUIRE_OK(member.close());
+  }
+  // The broker leading __consumer_offsets-0 stops; another in-sync replica leads it, and a
+  // coordinator replaying the cluster from scratch finds every commit.
+  const broker_id old = f.state(offset_store::topic_name, 0).leader;
+  REQUIRE_OK(f.c->stop_broker(old));
+  REQUIRE(f.state(offset_store::topic_name, 0).leader != old);
+  auto replayed = group_coordinator::open(backend, cc);
+  REQUIRE_OK(replayed);
+  CHECK((*replayed)->fetch_offsets("g") == committed);
+  f.c->stop();
 }

@@ -40,10 +40,12 @@
 namespace brook {
 
 /// Where a partition's readable records start and end (Kafka's beginningOffsets and
-/// endOffsets): [log_start, high_watermark).
+/// endOffsets): [log_start, high_watermark); and the leader's log end, which the high
+/// watermark reaches once the in-sync replicas have everything.
 struct partition_bounds {
   offset log_start{0};
   offset high_watermark{0};
+  offset log_end{0};
 };
 
 /// Errors that mean the partition's leadership is moving: worth retrying, not worth
@@ -81,7 +83,7 @@ class data_dir_source final : public fetch_source {
   result<std::int32_t> partition_count(const std::string& topic) const override { return dd_.partition_count(topic); }
   result<partition_bounds> bounds(const topic_partition& tp) const override {
     BROOK_TRY_ASSIGN(auto p, dd_.get_partition(tp.topic, tp.partition));
-    return partition_bounds{p->log_start_offset(), p->high_watermark()};
+    return partition_bounds{p->log_start_offset(), p->high_watermark(), p->log_end_offset()};
   }
   result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const override {
     BROOK_TRY_ASSIGN(auto p, dd_.get_partition(tp.topic, tp.partition));

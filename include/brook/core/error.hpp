@@ -38,6 +38,7 @@ enum class errc : int {
   broker_not_available = 8,
   record_too_large = 10,  // Kafka: MESSAGE_TOO_LARGE
   offset_metadata_too_large = 12,
+  coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
   invalid_topic = 17,  // Kafka: INVALID_TOPIC_EXCEPTION
@@ -99,6 +100,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::broker_not_available: return "BROKER_NOT_AVAILABLE";
     case errc::record_too_large: return "MESSAGE_TOO_LARGE";
     case errc::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
+    case errc::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case errc::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
     case errc::not_coordinator: return "NOT_COORDINATOR";
     case errc::invalid_topic: return "INVALID_TOPIC_EXCEPTION";

@@ -39,6 +39,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/client/fetch_source.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/result.hpp>
@@ -50,7 +51,6 @@
 #include <brook/group/offset_and_metadata.hpp>
 #include <brook/group/offset_store.hpp>
 #include <brook/group/offsets_topic_records.hpp>
-#include <brook/storage/data_dir.hpp>
 
 namespace brook {
 
@@ -88,7 +88,7 @@ class member_id_source {
 struct group_services {
   const coordinator_config& config;
   const clock& clk;
-  data_dir& dd;  ///< partition counts of subscribed topics; its notifier wakes polling members
+  fetch_source& source;  ///< partition counts of subscribed topics; its notifier wakes polling members
   offset_store& store;
   member_id_source& ids;
 };
@@ -248,7 +248,7 @@ class classic_group {
       auto sub = decode_subscription(m.metadata_for(*protocol_name_));
       if (!sub) continue;
       for (const auto& t : sub->topics) {
-        auto n = s_.dd.partition_count(t);
+        auto n = s_.source.partition_count(t);
         out[t] = n ? *n : -1;
       }
     }
@@ -553,7 +553,7 @@ class classic_group {
     }
     for (auto& [_, m] : members_)
       if (!m.awaiting_join && m.liveness) m.liveness->rejoin_needed.store(true);
-    s_.dd.notifier().notify();
+    s_.source.notifier().notify();
     try_complete_join(out);
   }
 
@@ -707,7 +707,7 @@ class classic_group {
         if (!first || o.join_order < first->join_order) first = &o;
       leader_ = first->id;
     }
-    s_.dd.notifier().notify();
+    s_.source.notifier().notify();
   }
 
   /// Session and poll-interval expiry.

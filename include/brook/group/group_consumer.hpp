@@ -95,11 +95,25 @@ struct consumer_group_metadata {
 
 class group_consumer {
  public:
+  /// A member of `coordinator`'s groups reading through the coordinator's source (its data
+  /// directory, or its cluster's leaders).
+  group_consumer(group_coordinator& coordinator, group_consumer_config cfg)
+      : group_consumer(nullptr, coordinator, std::move(cfg)) {}
+  /// A member of `coordinator`'s groups reading `dd`, the data directory the coordinator
+  /// runs on (so the coordinator's wake-ups reach this consumer's long polls).
   group_consumer(data_dir& dd, group_coordinator& coordinator, group_consumer_config cfg)
-      : dd_(dd),
+      : group_consumer(std::make_unique<data_dir_source>(dd), coordinator, std::move(cfg)) {}
+  group_consumer(const group_consumer&) = delete;
+  group_consumer& operator=(const group_consumer&) = delete;
+  ~group_consumer() { (void)close(); }
+
+ private:
+  group_consumer(std::unique_ptr<fetch_source> owned, group_coordinator& coordinator, group_consumer_config cfg)
+      : owned_source_(std::move(owned)),
+        src_(owned_source_ ? *owned_source_ : coordinator.source()),
         coord_(coordinator),
         cfg_(std::move(cfg)),
-        inner_(dd, cfg_.consumer),
+        inner_(src_, cfg_.consumer),
         live_(std::make_shared<member_liveness>()),
         replies_(std::make_shared<replies>()) {
     if (cfg_.assignors.empty())
@@ -108,10 +122,8 @@ class group_consumer {
                                [](const auto& a) { return a->protocol() == rebalance_protocol::cooperative; });
     live_->last_poll_ms.store(now());
   }
-  group_consumer(const group_consumer&) = delete;
-  group_consumer& operator=(const group_consumer&) = delete;
-  ~group_consumer() { (void)close(); }
 
+ public:
   /// Subscribes to `topics` (replacing the previous subscription); takes effect at the next
   /// poll. Topics need not exist yet. invalid_topic for an illegal name, invalid_group_id
   /// without a group id.
@@ -218,7 +230,7 @@ class group_consumer {
       replies_->woken = true;
     }
     replies_->cv.notify_all();
-    dd_.notifier().notify();
+    src_.notifier().notify();
   }
 
   /// Commits (with auto-commit), revokes the partitions (listener) and leaves the group; a
@@ -253,6 +265,12 @@ class group_consumer {
   };
 
   timestamp_ms now() const { return coord_.clock()->now_ms(); }
+
+  /// Whether tp exists in the source's metadata.
+  bool exists(const topic_partition& tp) const {
+    auto n = src_.partition_count(tp.topic);
+    return n && tp.partition.value() >= 0 && tp.partition.value() < *n;
+  }
 
   result<void> check_open() const {
     if (closed_) return make_error(errc::closed, "the group consumer is closed");
@@ -344,7 +362,7 @@ class group_consumer {
 
   /// Points the inner consumer at the owned partitions, dropping those whose topic is gone.
   result<void> assign_inner() {
-    std::erase_if(owned_, [&](const topic_partition& tp) { return !dd_.get_partition(tp.topic, tp.partition); });
+    std::erase_if(owned_, [&](const topic_partition& tp) { return !exists(tp); });
     return inner_.assign(std::vector<topic_partition>(owned_.begin(), owned_.end()));
   }
 
@@ -590,7 +608,7 @@ class group_consumer {
       s->member_id = m.member_id;
       s->group_instance_id = m.group_instance_id;
       for (const auto& t : s->topics)
-        if (auto n = dd_.partition_count(t); n) counts[t] = *n;
+        if (auto n = src_.partition_count(t); n) counts[t] = *n;
       subs.push_back(std::move(*s));
     }
     auto plan = chosen->assign(counts, subs);
@@ -607,7 +625,7 @@ class group_consumer {
     for (const auto& tp : next)
       if (!owned_.count(tp)) added.push_back(tp);
     // Partitions of topics deleted since the leader computed the plan are skipped.
-    std::erase_if(added, [&](const topic_partition& tp) { return !dd_.get_partition(tp.topic, tp.partition); });
+    std::erase_if(added, [&](const topic_partition& tp) { return !exists(tp); });
     if (!revoked.empty()) {
       revoke(revoked, cfg_.enable_auto_commit);
       need_rejoin_ = true;  // KIP-429: the revoked partitions go to their new owner in a follow-up rebalance
@@ -625,7 +643,8 @@ class group_consumer {
     return ok();
   }
 
-  data_dir& dd_;
+  std::unique_ptr<fetch_source> owned_source_;  // set when constructed on a data_dir
+  fetch_source& src_;
   group_coordinator& coord_;
   group_consumer_config cfg_;
   consumer inner_;

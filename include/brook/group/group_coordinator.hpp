@@ -32,8 +32,10 @@
 // manual_clock and call tick(); start() runs tick() on a thread the coordinator owns, waking
 // at the next deadline (no polling loop).
 //
-// Committed offsets and group metadata are stored through group/offset_store.hpp and
-// replayed on open: a restarted process resumes every group from its committed offsets.
+// The coordinator runs on a backend (group/coordinator_backend.hpp): a data directory, or a
+// replicated cluster. Committed offsets and group metadata are stored through
+// group/offset_store.hpp in the backend's `__consumer_offsets` and replayed on open: a
+// restarted process resumes every group from its committed offsets.
 // Groups whose members belonged to the previous process come back Empty, keeping their
 // generation.
 //
@@ -65,6 +67,7 @@
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/group/classic_group.hpp>
+#include <brook/group/coordinator_backend.hpp>
 #include <brook/group/coordinator_config.hpp>
 #include <brook/group/group_requests.hpp>
 #include <brook/group/group_state.hpp>
@@ -85,17 +88,19 @@ class group_coordinator {
   /// Opens the coordinator of `dd`: the internal offsets topic is created if missing and
   /// replayed. The clock is the data directory's.
   static result<std::unique_ptr<group_coordinator>> open(data_dir& dd, coordinator_config cfg = {}) {
-    if (cfg.group_min_session_timeout > cfg.group_max_session_timeout)
-      return make_error(errc::invalid_config, "group.min.session.timeout.ms {} exceeds group.max.session.timeout.ms {}",
-                        cfg.group_min_session_timeout.count(), cfg.group_max_session_timeout.count());
-    BROOK_TRY_ASSIGN(auto store, offset_store::open(dd, cfg.offsets_topic_num_partitions));
-    std::unique_ptr<group_coordinator> c(new group_coordinator(dd, cfg, std::move(store)));
-    BROOK_TRY(c->load());
-    return c;
+    auto owned = std::make_unique<data_dir_backend>(dd);
+    auto& backend = *owned;
+    return open_with(std::move(owned), backend, cfg);
+  }
+  /// Opens the coordinator on `backend` (which must outlive it), e.g. a cluster_backend.
+  static result<std::unique_ptr<group_coordinator>> open(coordinator_backend& backend, coordinator_config cfg = {}) {
+    return open_with(nullptr, backend, cfg);
   }
 
-  data_dir& dir() noexcept { return dd_; }
   const coordinator_config& config() const noexcept { return cfg_; }
+  /// What the coordinator's topics are read through; group consumers of this coordinator
+  /// read their partitions through it too (its notifier wakes them for rebalances).
+  fetch_source& source() noexcept { return backend_.source(); }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return clock_; }
 
   // ------------------------------------------------------------------ membership
@@ -222,16 +227,16 @@ class group_coordinator {
     }
     std::vector<partition_lag> out;
     for (const auto& tp : tps) {
-      auto part = dd_.get_partition(tp.topic, tp.partition);
-      if (!part) continue;  // the topic was deleted; its commits stay until they expire
+      auto bounds = backend_.source().bounds(tp);
+      if (!bounds) continue;  // the topic was deleted (its commits stay until they expire), or no leader
       partition_lag l;
       l.tp = tp;
-      l.log_end = (*part)->high_watermark();
+      l.log_end = bounds->high_watermark;
       if (auto c = committed.find(tp); c != committed.end()) {
         l.committed = c->second.off;
         l.lag = std::max<std::int64_t>(0, l.log_end - c->second.off);
       } else {
-        l.lag = l.log_end - (*part)->log_start_offset();
+        l.lag = l.log_end - bounds->log_start;
       }
       out.push_back(std::move(l));
     }
@@ -299,7 +304,7 @@ class group_coordinator {
     {
       std::lock_guard lk(mu_);
       const timestamp_ms t = now();
-      const std::uint64_t mv = dd_.metadata_version();
+      const std::uint64_t mv = backend_.source().metadata_version();
       const bool metadata_changed = mv != seen_metadata_version_;
       seen_metadata_version_ = mv;
       for (auto& [_, g] : groups_) g->tick(t, metadata_changed, out);
@@ -330,10 +335,27 @@ class group_coordinator {
   }
 
  private:
-  group_coordinator(data_dir& dd, coordinator_config cfg, std::unique_ptr<offset_store> store)
-      : dd_(dd), cfg_(cfg), clock_(dd.clock()), store_(std::move(store)), services_{cfg_, *clock_, dd_, *store_, ids_} {
-    seen_metadata_version_ = dd_.metadata_version();
+  group_coordinator(std::unique_ptr<coordinator_backend> owned, coordinator_backend& backend, coordinator_config cfg,
+                    std::unique_ptr<offset_store> store)
+      : owned_backend_(std::move(owned)),
+        backend_(backend),
+        cfg_(cfg),
+        clock_(backend.clock()),
+        store_(std::move(store)),
+        services_{cfg_, *clock_, backend.source(), *store_, ids_} {
+    seen_metadata_version_ = backend_.source().metadata_version();
     next_retention_check_ = now() + cfg_.offsets_retention_check_interval.count();
+  }
+
+  static result<std::unique_ptr<group_coordinator>> open_with(std::unique_ptr<coordinator_backend> owned,
+                                                              coordinator_backend& backend, coordinator_config cfg) {
+    if (cfg.group_min_session_timeout > cfg.group_max_session_timeout)
+      return make_error(errc::invalid_config, "group.min.session.timeout.ms {} exceeds group.max.session.timeout.ms {}",
+                        cfg.group_min_session_timeout.count(), cfg.group_max_session_timeout.count());
+    BROOK_TRY_ASSIGN(auto store, offset_store::open(backend, cfg.offsets_topic_num_partitions));
+    std::unique_ptr<group_coordinator> c(new group_coordinator(std::move(owned), backend, cfg, std::move(store)));
+    BROOK_TRY(c->load());
+    return c;
   }
 
   timestamp_ms now() const { return clock_->now_ms(); }
@@ -375,7 +397,7 @@ class group_coordinator {
       g.offsets() = std::move(sg.offsets);
       // Members of a previous process cannot come back: the group restarts Empty. Say so
       // in the stored metadata too, so tools reading the directory see no stale members.
-      if (sg.metadata && g.restore(*sg.metadata) && !dd_.read_only()) BROOK_TRY(g.store());
+      if (sg.metadata && g.restore(*sg.metadata) && !backend_.read_only()) BROOK_TRY(g.store());
     }
     return ok();
   }
@@ -411,7 +433,10 @@ class group_coordinator {
       if (om.metadata.size() > cfg_.offset_metadata_max_bytes)
         return make_error(errc::offset_metadata_too_large, "{}-{}: metadata of {} bytes exceeds {}", tp.topic,
                           tp.partition, om.metadata.size(), cfg_.offset_metadata_max_bytes);
-      BROOK_TRY(dd_.get_partition(tp.topic, tp.partition));
+      BROOK_TRY_ASSIGN(const std::int32_t n, backend_.source().partition_count(tp.topic));
+      if (tp.partition.value() < 0 || tp.partition.value() >= n)
+        return make_error(errc::unknown_topic_or_partition, "no partition {}-{}: the topic has {}", tp.topic,
+                          tp.partition, n);
     }
     return ok();
   }
@@ -478,7 +503,8 @@ class group_coordinator {
     return expired;
   }
 
-  data_dir& dd_;
+  std::unique_ptr<coordinator_backend> owned_backend_;  // set when opened on a data_dir
+  coordinator_backend& backend_;
   const coordinator_config cfg_;
   std::shared_ptr<const brook::clock> clock_;
   std::unique_ptr<offset_store> store_;

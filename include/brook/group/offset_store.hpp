@@ -1,5 +1,6 @@
 // Committed offsets and group metadata, kept durably in the internal topic
-// `__consumer_offsets` of a data directory, the way Kafka keeps them:
+// `__consumer_offsets` of the coordinator's backend (group/coordinator_backend.hpp: a data
+// directory, or a replicated cluster), the way Kafka keeps them:
 //
 //   - one record per committed offset: key = (group, topic, partition), value = (offset,
 //     leader epoch, metadata, commit time) in Kafka's bytes (group/offsets_topic_records.hpp);
@@ -12,15 +13,26 @@
 // log, in order. The topic is compacted (cleanup.policy=compact, storage/log_cleaner.hpp):
 // cleaning keeps the latest value per key and drops tombstones after delete.retention.ms, so
 // replaying the log from its start always yields exactly the current state. load() does that
-// replay; a process that restarts resumes every group from it.
+// replay, up to each partition's high watermark; a process that restarts resumes every group
+// from it.
+//
+// Appends go with acks=all and return once the backend completed them (at once for a data
+// directory; when the ISR has the batch for a cluster). Their errors come back as Kafka's
+// classic coordinator answers an OffsetCommit whose append failed (GroupMetadataManager):
+// no leader, an unreachable leader, too few in-sync replicas or a missing partition are
+// coordinator_not_available; a broker that no longer leads is not_coordinator; a batch too
+// large is invalid_commit_offset_size; anything else (request_timed_out) as it is.
 //
 // Thread-safety: load() may run concurrently with anything; appends for one group must be
 // serialised by the caller (the group coordinator holds its lock around them).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,10 +44,10 @@
 #include <brook/core/types.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/record_batch_builder.hpp>
+#include <brook/group/coordinator_backend.hpp>
 #include <brook/group/offset_and_metadata.hpp>
 #include <brook/group/offsets_topic_records.hpp>
 #include <brook/storage/data_dir.hpp>
-#include <brook/storage/partition.hpp>
 
 namespace brook {
 
@@ -47,31 +59,27 @@ struct stored_group {
 
 class offset_store {
  public:
-  static constexpr const char* topic_name = "__consumer_offsets";
+  static constexpr const char* topic_name = offsets_topic_spec::name;
   /// offsets.topic.num.partitions. Default 50 (Kafka's).
-  static constexpr std::int32_t default_partitions = 50;
+  static constexpr std::int32_t default_partitions = offsets_topic_spec{}.partitions;
   /// offsets.topic.segment.bytes. Default 100 MiB (Kafka's).
-  static constexpr std::int64_t default_segment_bytes = 100 * 1024 * 1024;
+  static constexpr std::int64_t default_segment_bytes = offsets_topic_spec{}.segment_bytes;
+  /// How long load() waits for a partition's high watermark to reach its leader's log end.
+  static constexpr std::chrono::milliseconds load_wait{30000};
 
-  /// Opens the internal topic of `dd`, creating it (compacted) with `num_partitions` when the
-  /// directory is writable and has none. An existing topic keeps its partition count: the
-  /// group-to-partition mapping depends on it, as in Kafka. A read-only directory without
-  /// the topic yields an empty store.
+  /// Opens the internal topic of `backend` (which must outlive the store), creating it
+  /// (compacted) with `num_partitions` when the backend is writable and has none. An
+  /// existing topic keeps its partition count: the group-to-partition mapping depends on
+  /// it, as in Kafka. A read-only backend without the topic yields an empty store.
+  static result<std::unique_ptr<offset_store>> open(coordinator_backend& backend,
+                                                    std::int32_t num_partitions = default_partitions) {
+    return open_with(nullptr, backend, num_partitions);
+  }
+  /// The same on a data directory.
   static result<std::unique_ptr<offset_store>> open(data_dir& dd, std::int32_t num_partitions = default_partitions) {
-    if (num_partitions < 1)
-      return make_error(errc::invalid_partitions, "offsets.topic.num.partitions {} must be at least 1", num_partitions);
-    auto count = dd.partition_count(topic_name);
-    if (!count) {
-      if (count.error() != errc::unknown_topic_or_partition) return count.error();
-      if (dd.read_only()) return std::unique_ptr<offset_store>(new offset_store(dd, 0));
-      topic_config tc;
-      tc.partitions = num_partitions;
-      tc.overrides["cleanup.policy"] = "compact";
-      tc.overrides["segment.bytes"] = std::to_string(default_segment_bytes);
-      BROOK_TRY(dd.create_topic(topic_name, std::move(tc)));
-      return std::unique_ptr<offset_store>(new offset_store(dd, num_partitions));
-    }
-    return std::unique_ptr<offset_store>(new offset_store(dd, *count));
+    auto owned = std::make_unique<data_dir_backend>(dd);
+    auto& backend = *owned;
+    return open_with(std::move(owned), backend, num_partitions);
   }
 
   std::int32_t partitions() const noexcept { return partitions_; }
@@ -82,13 +90,15 @@ class offset_store {
   /// offset of a key or value that does not decode.
   result<std::map<std::string, stored_group>> load() const {
     std::map<std::string, stored_group> out;
+    fetch_source& src = backend_.source();
     for (std::int32_t p = 0; p < partitions_; ++p) {
-      auto part = dd_.get_partition(topic_name, partition_id(p));
-      if (!part) return part.error();
-      offset pos = (*part)->log_start_offset();
-      const offset hw = (*part)->high_watermark();
-      while (pos < hw) {
-        auto slice = (*part)->read(pos);
+      const topic_partition tp{topic_name, partition_id(p)};
+      BROOK_TRY_ASSIGN(const partition_bounds bounds, committed_bounds(tp));
+      offset pos = bounds.log_start;
+      while (pos < bounds.high_watermark) {
+        read_options ro;
+        ro.max_offset = bounds.high_watermark;
+        auto slice = src.fetch(tp, pos, ro);
         if (!slice) return slice.error();
         if (slice->empty() && slice->next_offset() <= pos) break;
         result<void> bad = ok();
@@ -161,15 +171,70 @@ class offset_store {
     return offset_and_metadata{offset(v.offset), v.leader_epoch, std::move(v.metadata), v.commit_timestamp};
   }
 
-  offset_store(data_dir& dd, std::int32_t partitions) : dd_(dd), partitions_(partitions) {}
+  offset_store(std::unique_ptr<coordinator_backend> owned, coordinator_backend& backend, std::int32_t partitions)
+      : owned_(std::move(owned)), backend_(backend), partitions_(partitions) {}
 
+  static result<std::unique_ptr<offset_store>> open_with(std::unique_ptr<coordinator_backend> owned,
+                                                         coordinator_backend& backend, std::int32_t num_partitions) {
+    if (num_partitions < 1)
+      return make_error(errc::invalid_partitions, "offsets.topic.num.partitions {} must be at least 1", num_partitions);
+    offsets_topic_spec spec;
+    spec.partitions = num_partitions;
+    BROOK_TRY_ASSIGN(const std::int32_t n, backend.open_offsets_topic(spec));
+    return std::unique_ptr<offset_store>(new offset_store(std::move(owned), backend, n));
+  }
+
+  /// tp's bounds once its high watermark covers the leader's log end as it was at the call.
+  /// Kafka's loader reads a new leader's log to its end; brook reads committed records only,
+  /// so it waits until the followers have confirmed what the leader has (right after a
+  /// failover the new leader's high watermark can trail its log end by a fetch). After
+  /// load_wait: coordinator_load_in_progress.
+  result<partition_bounds> committed_bounds(const topic_partition& tp) const {
+    fetch_source& src = backend_.source();
+    BROOK_TRY_ASSIGN(const partition_bounds first, src.bounds(tp));
+    const auto deadline = std::chrono::steady_clock::now() + load_wait;
+    for (;;) {
+      const std::uint64_t seen = src.notifier().sequence();
+      BROOK_TRY_ASSIGN(const partition_bounds b, src.bounds(tp));
+      if (b.high_watermark >= first.log_end) return b;
+      if (std::chrono::steady_clock::now() >= deadline)
+        return make_error(errc::coordinator_load_in_progress,
+                          "{}-{}: the high watermark {} has not reached the log end {} after {} ms", tp.topic,
+                          tp.partition, b.high_watermark, first.log_end, load_wait.count());
+      src.notifier().wait(seen, deadline);
+    }
+  }
+
+  /// Appends the batch to the group's partition and waits for the backend's acks=all.
   result<void> append(const std::string& group, record_batch_builder& b) {
     if (partitions_ == 0) return make_error(errc::coordinator_not_available, "{} does not exist", topic_name);
-    auto part = dd_.get_partition(topic_name, partition_id(partition_for(group)));
-    if (!part) return part.error();
-    auto r = (*part)->append(b.finish());
-    if (!r) return r.error();
+    struct outcome {
+      std::mutex mu;
+      std::condition_variable cv;
+      std::optional<result<append_result>> r;
+    };
+    auto o = std::make_shared<outcome>();
+    backend_.append_offsets(partition_id(partition_for(group)), b.finish(), [o](const result<append_result>& r) {
+      {
+        std::lock_guard l(o->mu);
+        o->r = r;
+      }
+      o->cv.notify_all();
+    });
+    std::unique_lock l(o->mu);
+    o->cv.wait(l, [&] { return o->r.has_value(); });  // the backend calls back exactly once
+    if (!*o->r) return commit_error(o->r->error());
     return ok();
+  }
+
+  static error commit_error(const error& e) {
+    auto as = [&](errc code) { return error(code, fmt::format("{}: {}", topic_name, e.to_string())); };
+    if (e == errc::leader_not_available || e == errc::broker_not_available || e == errc::not_enough_replicas ||
+        e == errc::not_enough_replicas_after_append || e == errc::unknown_topic_or_partition)
+      return as(errc::coordinator_not_available);
+    if (e == errc::not_leader_or_follower) return as(errc::not_coordinator);
+    if (e == errc::record_too_large || e == errc::record_list_too_large) return as(errc::invalid_commit_offset_size);
+    return e;
   }
 
   static result<void> apply(std::map<std::string, stored_group>& out, const record_view& rv) {
@@ -205,7 +270,8 @@ class offset_store {
     return ok();
   }
 
-  data_dir& dd_;
+  std::unique_ptr<coordinator_backend> owned_;  // set when opened on a data_dir
+  coordinator_backend& backend_;
   std::int32_t partitions_;
 };
 

@@ -59,6 +59,7 @@
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
+#include <brook/group/coordinator_backend.hpp>
 #include <brook/replication/broker.hpp>
 #include <brook/replication/controller.hpp>
 #include <brook/replication/replica_fetcher.hpp>
@@ -773,7 +774,7 @@ class cluster_source final : public fetch_source {
   result<std::int32_t> partition_count(const std::string& topic) const override { return c_.partition_count(topic); }
   result<partition_bounds> bounds(const topic_partition& tp) const override {
     BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
-    return partition_bounds{p->log_start_offset(), p->high_watermark()};
+    return partition_bounds{p->log_start_offset(), p->high_watermark(), p->log_end_offset()};
   }
   result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const override {
     BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
@@ -788,6 +789,44 @@ class cluster_source final : public fetch_source {
 
  private:
   cluster& c_;
+};
+
+/// Settings of a cluster_backend (Kafka's offsets.* broker configs).
+struct cluster_backend_options {
+  /// offsets.topic.replication.factor. Default 3 (Kafka's); creating the topic fails with
+  /// invalid_replication_factor while fewer brokers are unfenced.
+  std::int32_t replication_factor = 3;
+  /// offsets.commit.timeout.ms: how long an append waits for the ISR. Default 5000.
+  std::chrono::milliseconds commit_timeout{5000};
+};
+
+/// A cluster as a group coordinator's backend (group/coordinator_backend.hpp):
+/// `group_coordinator::open(backend)` keeps `__consumer_offsets` as a replicated, compacted
+/// topic of the cluster and commits with acks=all, so committed offsets survive the loss of
+/// a broker; group consumers of that coordinator read the cluster's leaders.
+///
+/// The coordinator waits for each append, so the cluster must run on its threads (start()):
+/// on a stepped cluster nothing would complete the wait. Thread-safe.
+class cluster_backend final : public coordinator_backend {
+ public:
+  explicit cluster_backend(cluster& c, cluster_backend_options o = {}) : c_(c), source_(c), opts_(o) {}
+  fetch_source& source() override { return source_; }
+  std::shared_ptr<const brook::clock> clock() const override { return c_.config().broker.dir.defaults.clock; }
+  bool read_only() const override { return false; }
+  result<std::int32_t> open_offsets_topic(const offsets_topic_spec& spec) override {
+    auto count = c_.partition_count(offsets_topic_spec::name);
+    if (count || count.error() != errc::unknown_topic_or_partition) return count;
+    BROOK_TRY(c_.create_topic(offsets_topic_spec::name, spec.partitions, opts_.replication_factor, spec.configs()));
+    return spec.partitions;
+  }
+  void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) override {
+    c_.produce(offsets_topic_spec::name, p, batch, acks_mode::all, opts_.commit_timeout, std::move(done));
+  }
+
+ private:
+  cluster& c_;
+  cluster_source source_;
+  cluster_backend_options opts_;
 };
 
 }  // namespace brook
