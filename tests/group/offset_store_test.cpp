@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include <brook/group/offset_store.hpp>
 
@@ -73,4 +74,78 @@ TEST_CASE("offset_store: a record that does not decode fails the load naming whe
   REQUIRE_FALSE(r);
   CHECK(r.error().code() == errc::corrupt_message);
   CHECK_THAT(r.error().message(), Catch::Contains("__consumer_offsets-"));
+}
+
+namespace {
+/// A data directory whose appends fail with a chosen error, or complete later on another
+/// thread (as a cluster's acks=all does).
+class scripted_backend final : public coordinator_backend {
+ public:
+  explicit scripted_backend(data_dir& dd) : inner_(dd) {}
+  scripted_backend(const scripted_backend&) = delete;
+  scripted_backend& operator=(const scripted_backend&) = delete;
+  ~scripted_backend() override {
+    for (auto& t : threads_) t.join();
+  }
+  std::optional<errc> fail_with;
+  bool complete_on_thread = false;
+  fetch_source& source() override { return inner_.source(); }
+  std::shared_ptr<const brook::clock> clock() const override { return inner_.clock(); }
+  bool read_only() const override { return false; }
+  result<std::int32_t> open_offsets_topic(const offsets_topic_spec& spec) override {
+    return inner_.open_offsets_topic(spec);
+  }
+  void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) override {
+    if (fail_with) {
+      done(make_error(*fail_with, "scripted"));
+      return;
+    }
+    if (!complete_on_thread) {
+      inner_.append_offsets(p, batch, std::move(done));
+      return;
+    }
+    std::vector<std::byte> copy(batch.begin(), batch.end());
+    threads_.emplace_back([this, p, copy = std::move(copy), done = std::move(done)]() mutable {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller is already waiting
+      inner_.append_offsets(p, copy, std::move(done));
+    });
+  }
+
+ private:
+  data_dir_backend inner_;
+  std::vector<std::thread> threads_;
+};
+}  // namespace
+
+TEST_CASE("offset_store: append errors come back as Kafka's coordinator answers a commit", "[group][offset_store]") {
+  brook::test::group_env env;
+  env.create_topic("t", 1);
+  scripted_backend backend(*env.dd);
+  auto s = offset_store::open(backend, 3);
+  REQUIRE_OK(s);
+  const std::vector<std::pair<errc, errc>> cases = {
+      {errc::leader_not_available, errc::coordinator_not_available},
+      {errc::broker_not_available, errc::coordinator_not_available},
+      {errc::not_enough_replicas, errc::coordinator_not_available},
+      {errc::not_enough_replicas_after_append, errc::coordinator_not_available},
+      {errc::unknown_topic_or_partition, errc::coordinator_not_available},
+      {errc::not_leader_or_follower, errc::not_coordinator},
+      {errc::record_too_large, errc::invalid_commit_offset_size},
+      {errc::record_list_too_large, errc::invalid_commit_offset_size},
+      {errc::request_timed_out, errc::request_timed_out},
+      {errc::kafka_storage_error, errc::kafka_storage_error},
+  };
+  for (const auto& [from, to] : cases) {
+    INFO(errc_name(from));
+    backend.fail_with = from;
+    auto r = (*s)->append_offsets("g", {{tp("t", 0), om(5)}}, 100);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == to);
+  }
+  backend.fail_with.reset();
+  backend.complete_on_thread = true;  // the store waits for a completion from elsewhere
+  REQUIRE_OK((*s)->append_offsets("g", {{tp("t", 0), om(6)}}, 100));
+  auto loaded = (*s)->load();
+  REQUIRE_OK(loaded);
+  CHECK(loaded->at("g").offsets.at(tp("t", 0)).off == offset(6));
 }

@@ -184,23 +184,30 @@ class offset_store {
     return std::unique_ptr<offset_store>(new offset_store(std::move(owned), backend, n));
   }
 
-  /// tp's bounds once its high watermark covers the leader's log end as it was at the call.
+  /// tp's bounds once its high watermark covers the leader's log end as it was first seen.
   /// Kafka's loader reads a new leader's log to its end; brook reads committed records only,
   /// so it waits until the followers have confirmed what the leader has (right after a
-  /// failover the new leader's high watermark can trail its log end by a fetch). After
-  /// load_wait: coordinator_load_in_progress.
+  /// failover the new leader's high watermark can trail its log end by a fetch). It also
+  /// waits while the partition has no reachable leader. A log end below the one first seen
+  /// (another leader, without the uncommitted tail) becomes the target. After load_wait:
+  /// coordinator_load_in_progress.
   result<partition_bounds> committed_bounds(const topic_partition& tp) const {
     fetch_source& src = backend_.source();
-    BROOK_TRY_ASSIGN(const partition_bounds first, src.bounds(tp));
     const auto deadline = std::chrono::steady_clock::now() + load_wait;
+    std::optional<offset> target;
     for (;;) {
       const std::uint64_t seen = src.notifier().sequence();
-      BROOK_TRY_ASSIGN(const partition_bounds b, src.bounds(tp));
-      if (b.high_watermark >= first.log_end) return b;
+      auto b = src.bounds(tp);
+      if (!b && !is_leader_change(b.error())) return b.error();
+      if (b) {
+        if (!target || b->log_end < *target) target = b->log_end;
+        if (b->high_watermark >= *target) return *b;
+      }
       if (std::chrono::steady_clock::now() >= deadline)
-        return make_error(errc::coordinator_load_in_progress,
-                          "{}-{}: the high watermark {} has not reached the log end {} after {} ms", tp.topic,
-                          tp.partition, b.high_watermark, first.log_end, load_wait.count());
+        return make_error(errc::coordinator_load_in_progress, "{}-{}: not loaded after {} ms: {}", tp.topic,
+                          tp.partition, load_wait.count(),
+                          b ? fmt::format("the high watermark {} is below the log end {}", b->high_watermark, *target)
+                            : b.error().to_string());
       src.notifier().wait(seen, deadline);
     }
   }
