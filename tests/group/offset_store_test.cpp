@@ -89,7 +89,10 @@ class scripted_backend final : public coordinator_backend {
   }
   std::optional<errc> fail_with;
   bool complete_on_thread = false;
+  bool never_answer = false;  ///< keeps the callback in `unanswered` instead
+  append_callback unanswered;
   fetch_source& source() override { return inner_.source(); }
+  std::chrono::milliseconds append_timeout() const override { return std::chrono::milliseconds(0); }
   std::shared_ptr<const brook::clock> clock() const override { return inner_.clock(); }
   bool read_only() const override { return false; }
   result<std::int32_t> open_offsets_topic(const offsets_topic_spec& spec) override {
@@ -98,6 +101,10 @@ class scripted_backend final : public coordinator_backend {
   void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) override {
     if (fail_with) {
       done(make_error(*fail_with, "scripted"));
+      return;
+    }
+    if (never_answer) {
+      unanswered = std::move(done);
       return;
     }
     if (!complete_on_thread) {
@@ -133,7 +140,8 @@ TEST_CASE("offset_store: append errors come back as Kafka's coordinator answers 
       {errc::record_too_large, errc::invalid_commit_offset_size},
       {errc::record_list_too_large, errc::invalid_commit_offset_size},
       {errc::request_timed_out, errc::request_timed_out},
-      {errc::kafka_storage_error, errc::kafka_storage_error},
+      {errc::kafka_storage_error, errc::not_coordinator},
+      {errc::corrupt_message, errc::corrupt_message},
   };
   for (const auto& [from, to] : cases) {
     INFO(errc_name(from));
@@ -148,4 +156,13 @@ TEST_CASE("offset_store: append errors come back as Kafka's coordinator answers 
   auto loaded = (*s)->load();
   REQUIRE_OK(loaded);
   CHECK(loaded->at("g").offsets.at(tp("t", 0)).off == offset(6));
+  // A backend that never answers: the store gives up after append_timeout() + append_margin,
+  // and the late answer harms nothing.
+  backend.complete_on_thread = false;
+  backend.never_answer = true;
+  auto silent = (*s)->append_offsets("g", {{tp("t", 0), om(7)}}, 100);
+  REQUIRE_FALSE(silent);
+  CHECK(silent.error() == errc::request_timed_out);
+  REQUIRE(backend.unanswered);
+  backend.unanswered(make_error(errc::request_timed_out, "late"));
 }

@@ -258,7 +258,7 @@ TEST_CASE("apply_all is all or nothing, controller epochs never go back", "[repl
 TEST_CASE("ConfigRecords set and delete a topic's overrides, kept by name, dropped with the topic",
           "[replication][cluster_image]") {
   cluster_image img;
-  // Kafka's controller writes a new topic's configs before its TopicRecord.
+  // Kafka 3.0-3.3 wrote a new topic's configs before its TopicRecord (later ones after it).
   REQUIRE(img.apply(config_record{config_resource_topic, "orders", "cleanup.policy", "compact"}).has_value());
   REQUIRE(img.apply(config_record{config_resource_topic, "orders", "retention.ms", "1000"}).has_value());
   REQUIRE(img.apply(topic_record{"orders", tid}).has_value());

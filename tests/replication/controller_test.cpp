@@ -326,14 +326,21 @@ TEST_CASE("create_topic refuses bad requests with Kafka's errors and writes noth
   CHECK(f.end() == end1);
 }
 
-TEST_CASE("create_topic writes a ConfigRecord per override, before the topic", "[replication][controller]") {
+TEST_CASE("create_topic writes a ConfigRecord per override, after the topic, before its partitions",
+          "[replication][controller]") {
   fixture f;
   f.join({1, 2});
   const offset end0 = f.end();
+  std::vector<metadata::record_type> written;
+  f.c->log().watch([&](const auto&, const std::vector<metadata::metadata_record>& recs) {
+    for (const auto& r : recs) written.push_back(metadata::type_of(r));
+  });
   REQUIRE_OK(f.c->create_topic("t", 2, 2, {{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}}));
+  using rt = metadata::record_type;
+  CHECK(written == std::vector<rt>{rt::topic, rt::config, rt::config, rt::partition, rt::partition});
   CHECK(f.c->image()->topic_configs("t") ==
         std::map<std::string, std::string>{{"cleanup.policy", "compact"}, {"segment.bytes", "1048576"}});
-  CHECK(f.end() == end0 + 5);  // 2 ConfigRecords, the TopicRecord, 2 PartitionRecords
+  CHECK(f.end() == end0 + 5);  // the TopicRecord, 2 ConfigRecords, 2 PartitionRecords
   // Replayed by a reopened controller.
   f.c.reset();
   f.c = f.open();

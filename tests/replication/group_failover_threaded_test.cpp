@@ -11,7 +11,9 @@
 //   2. after the last round (every broker back), a coordinator that replays the cluster from
 //      scratch finds, per partition, a committed offset at least the last one acknowledged
 //      to the member and one that the member did commit (never an offset nobody committed);
-//   3. the running coordinator's committed offsets equal the replayed ones.
+//   3. the running coordinator's committed offsets are ones the member committed, and at
+//      least the last acknowledged ones. (They may differ from the replayed ones: a commit
+//      that failed, e.g. timed out, can still have reached the log, as in Kafka.)
 //
 // BROOK_SCENARIO_SEEDS overrides the number of seeds (default 2); BROOK_SCENARIO_SEED runs
 // one; BROOK_SEED_BASE shifts them (support/seeds.hpp).
@@ -167,12 +169,14 @@ void run_seed(std::uint64_t seed) {
   auto replayed = group_coordinator::open(backend, cc);
   REQUIRE_OK(replayed);
   const auto stored = (*replayed)->fetch_offsets("g");
-  CHECK(stored == live);
   for (const auto& [tp, off] : last_acked) {
     INFO(tp.topic << "-" << tp.partition.value() << ": last acknowledged commit " << off);
     REQUIRE(stored.count(tp) == 1);
+    REQUIRE(live.count(tp) == 1);
     CHECK(stored.at(tp).off.value() >= off);
     CHECK(attempted[tp].count(stored.at(tp).off.value()) == 1);
+    CHECK(live.at(tp).off.value() >= off);
+    CHECK(attempted[tp].count(live.at(tp).off.value()) == 1);
   }
   c->stop();
   REQUIRE_OK(c->close());

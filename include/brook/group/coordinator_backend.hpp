@@ -15,7 +15,9 @@
 // Thread-safety: implementations must be thread-safe; data_dir_backend is.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +27,7 @@
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
+#include <brook/storage/log_validator.hpp>
 #include <brook/storage/topic_config.hpp>
 
 namespace brook {
@@ -57,8 +60,11 @@ class coordinator_backend {
   /// its count: the group-to-partition mapping depends on it, as in Kafka.
   virtual result<std::int32_t> open_offsets_topic(const offsets_topic_spec& spec) = 0;
   /// Appends one batch to partition `p` of `__consumer_offsets` with acks=all and calls
-  /// `done` exactly once, on this thread or another, never under a lock of the caller's.
+  /// `done` exactly once: maybe before returning, on this thread, maybe later on another;
+  /// `done` must not take the caller's locks.
   virtual void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) = 0;
+  /// How long append_offsets may take to call back (offsets.commit.timeout.ms).
+  virtual std::chrono::milliseconds append_timeout() const = 0;
 };
 
 /// A data directory as the backend.
@@ -75,7 +81,10 @@ class data_dir_backend final : public coordinator_backend {
     topic_config tc;
     tc.partitions = spec.partitions;
     tc.overrides = spec.configs();
-    BROOK_TRY(dd_.create_topic(offsets_topic_spec::name, std::move(tc)));
+    auto created = dd_.create_topic(offsets_topic_spec::name, std::move(tc));
+    if (!created && created.error() == errc::topic_already_exists)  // another coordinator was first
+      return dd_.partition_count(offsets_topic_spec::name);
+    if (!created) return created.error();
     return spec.partitions;
   }
   void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) override {
@@ -86,6 +95,7 @@ class data_dir_backend final : public coordinator_backend {
     }
     done((*part)->append(batch));
   }
+  std::chrono::milliseconds append_timeout() const override { return std::chrono::milliseconds(0); }
 
  private:
   data_dir& dd_;

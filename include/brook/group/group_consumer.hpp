@@ -189,8 +189,9 @@ class group_consumer {
   result<void> commit_sync() { return commit(positions()); }
   /// Commits the given offsets (the offset of the next record to read, as in Kafka).
   result<void> commit_sync(const std::map<topic_partition, offset_and_metadata>& offsets) { return commit(offsets); }
-  /// Commits without waiting for other members; in-process the commit is a local append,
-  /// so `done` (optional) runs before commit_async returns, on this thread.
+  /// Commits without waiting for other members; in-process the commit is an append to the
+  /// coordinator's backend (a data directory at once; a cluster once the ISR has it), so
+  /// `done` (optional) runs before commit_async returns, on this thread.
   void commit_async(std::function<void(const result<void>&)> done = {}) {
     auto r = commit(positions());
     if (done) done(r);

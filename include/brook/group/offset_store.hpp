@@ -17,11 +17,15 @@
 // from it.
 //
 // Appends go with acks=all and return once the backend completed them (at once for a data
-// directory; when the ISR has the batch for a cluster). Their errors come back as Kafka's
-// classic coordinator answers an OffsetCommit whose append failed (GroupMetadataManager):
-// no leader, an unreachable leader, too few in-sync replicas or a missing partition are
-// coordinator_not_available; a broker that no longer leads is not_coordinator; a batch too
-// large is invalid_commit_offset_size; anything else (request_timed_out) as it is.
+// directory; when the ISR has the batch for a cluster), or after append_wait. Their errors
+// come back as Kafka's classic coordinator answers an OffsetCommit whose append failed
+// (GroupMetadataManager.storeOffsets): too few in-sync replicas or a missing partition are
+// coordinator_not_available; a broker that no longer leads, or a storage error, is
+// not_coordinator; a batch too large is invalid_commit_offset_size; anything else
+// (request_timed_out) as it is. brook adds: no leader or an unreachable one (what a Kafka
+// client sees as a lost connection to its coordinator) is coordinator_not_available too.
+// Group metadata writes fail the same way; the group then rebalances (classic_group.hpp),
+// so members never see those codes.
 //
 // Thread-safety: load() may run concurrently with anything; appends for one group must be
 // serialised by the caller (the group coordinator holds its lock around them).
@@ -64,8 +68,12 @@ class offset_store {
   static constexpr std::int32_t default_partitions = offsets_topic_spec{}.partitions;
   /// offsets.topic.segment.bytes. Default 100 MiB (Kafka's).
   static constexpr std::int64_t default_segment_bytes = offsets_topic_spec{}.segment_bytes;
-  /// How long load() waits for a partition's high watermark to reach its leader's log end.
-  static constexpr std::chrono::milliseconds load_wait{30000};
+  /// How long load() waits for the offsets partitions to have readable leaders whose high
+  /// watermarks reach their log ends (all partitions together).
+  static constexpr std::chrono::milliseconds load_wait{60000};
+  /// How long an append waits beyond the backend's append_timeout() for its answer before
+  /// giving up with request_timed_out (the backend's answer may still come, and is dropped).
+  static constexpr std::chrono::milliseconds append_margin{5000};
 
   /// Opens the internal topic of `backend` (which must outlive the store), creating it
   /// (compacted) with `num_partitions` when the backend is writable and has none. An
@@ -91,14 +99,21 @@ class offset_store {
   result<std::map<std::string, stored_group>> load() const {
     std::map<std::string, stored_group> out;
     fetch_source& src = backend_.source();
+    const auto deadline = std::chrono::steady_clock::now() + load_wait;
     for (std::int32_t p = 0; p < partitions_; ++p) {
       const topic_partition tp{topic_name, partition_id(p)};
-      BROOK_TRY_ASSIGN(const partition_bounds bounds, committed_bounds(tp));
+      BROOK_TRY_ASSIGN(partition_bounds bounds, committed_bounds(tp, deadline));
       offset pos = bounds.log_start;
       while (pos < bounds.high_watermark) {
         read_options ro;
         ro.max_offset = bounds.high_watermark;
         auto slice = src.fetch(tp, pos, ro);
+        if (!slice && is_leader_change(slice.error())) {
+          // The leader moved mid-replay: the next one has every record below the old high
+          // watermark; go on from here once it is readable.
+          BROOK_TRY_ASSIGN(bounds, committed_bounds(tp, deadline));
+          continue;
+        }
         if (!slice) return slice.error();
         if (slice->empty() && slice->next_offset() <= pos) break;
         result<void> bad = ok();
@@ -191,9 +206,9 @@ class offset_store {
   /// waits while the partition has no reachable leader. A log end below the one first seen
   /// (another leader, without the uncommitted tail) becomes the target. After load_wait:
   /// coordinator_load_in_progress.
-  result<partition_bounds> committed_bounds(const topic_partition& tp) const {
+  result<partition_bounds> committed_bounds(const topic_partition& tp,
+                                            std::chrono::steady_clock::time_point deadline) const {
     fetch_source& src = backend_.source();
-    const auto deadline = std::chrono::steady_clock::now() + load_wait;
     std::optional<offset> target;
     for (;;) {
       const std::uint64_t seen = src.notifier().sequence();
@@ -229,7 +244,9 @@ class offset_store {
       o->cv.notify_all();
     });
     std::unique_lock l(o->mu);
-    o->cv.wait(l, [&] { return o->r.has_value(); });  // the backend calls back exactly once
+    const auto limit = backend_.append_timeout() + append_margin;
+    if (!o->cv.wait_for(l, limit, [&] { return o->r.has_value(); }))
+      return make_error(errc::request_timed_out, "{}: no answer to an append within {} ms", topic_name, limit.count());
     if (!*o->r) return commit_error(o->r->error());
     return ok();
   }
@@ -239,7 +256,7 @@ class offset_store {
     if (e == errc::leader_not_available || e == errc::broker_not_available || e == errc::not_enough_replicas ||
         e == errc::not_enough_replicas_after_append || e == errc::unknown_topic_or_partition)
       return as(errc::coordinator_not_available);
-    if (e == errc::not_leader_or_follower) return as(errc::not_coordinator);
+    if (e == errc::not_leader_or_follower || e == errc::kafka_storage_error) return as(errc::not_coordinator);
     if (e == errc::record_too_large || e == errc::record_list_too_large) return as(errc::invalid_commit_offset_size);
     return e;
   }

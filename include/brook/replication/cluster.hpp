@@ -378,6 +378,9 @@ class cluster {
     for (auto id : cfg_.broker_ids) start_fetcher_thread_locked(id);
   }
 
+  /// Whether start() runs the cluster on its threads (until stop()).
+  bool threads_running() const noexcept { return running_.load(); }
+
   /// Stops the threads started by start().
   void stop() {
     std::vector<std::thread> ts;
@@ -805,8 +808,9 @@ struct cluster_backend_options {
 /// topic of the cluster and commits with acks=all, so committed offsets survive the loss of
 /// a broker; group consumers of that coordinator read the cluster's leaders.
 ///
-/// The coordinator waits for each append, so the cluster must run on its threads (start()):
-/// on a stepped cluster nothing would complete the wait. Thread-safe.
+/// The coordinator waits for each append, so the cluster must run on its threads (start());
+/// on a stepped cluster, or after stop(), appends fail at once with coordinator_not_available
+/// (nothing would complete them). Thread-safe.
 class cluster_backend final : public coordinator_backend {
  public:
   explicit cluster_backend(cluster& c, cluster_backend_options o = {}) : c_(c), source_(c), opts_(o) {}
@@ -816,12 +820,20 @@ class cluster_backend final : public coordinator_backend {
   result<std::int32_t> open_offsets_topic(const offsets_topic_spec& spec) override {
     auto count = c_.partition_count(offsets_topic_spec::name);
     if (count || count.error() != errc::unknown_topic_or_partition) return count;
-    BROOK_TRY(c_.create_topic(offsets_topic_spec::name, spec.partitions, opts_.replication_factor, spec.configs()));
+    auto created = c_.create_topic(offsets_topic_spec::name, spec.partitions, opts_.replication_factor, spec.configs());
+    if (!created && created.error() == errc::topic_already_exists)  // another coordinator was first
+      return c_.partition_count(offsets_topic_spec::name);
+    if (!created) return created.error();
     return spec.partitions;
   }
   void append_offsets(partition_id p, std::span<std::byte> batch, append_callback done) override {
+    if (!c_.threads_running()) {
+      done(make_error(errc::coordinator_not_available, "the cluster's threads are not running (cluster::start())"));
+      return;
+    }
     c_.produce(offsets_topic_spec::name, p, batch, acks_mode::all, opts_.commit_timeout, std::move(done));
   }
+  std::chrono::milliseconds append_timeout() const override { return opts_.commit_timeout; }
 
  private:
   cluster& c_;

@@ -39,8 +39,8 @@
 //   RemoveTopicRecord       removes a known topic, its partitions and its configs.
 //   ConfigRecord            for a topic (ResourceType 2): sets the config key, or deletes it
 //                           when the value is null; kept by topic name, also before the
-//                           topic exists (Kafka's controller writes a new topic's configs
-//                           before its TopicRecord). Refused: a name Kafka would refuse as
+//                           topic exists (Kafka 3.0-3.3 wrote a new topic's configs before
+//                           its TopicRecord; later ones after it). Refused: a name Kafka would refuse as
 //                           a topic name, an empty key. Other resource types (brokers,
 //                           client metrics) are accepted and not kept: brook has no use
 //                           for them.

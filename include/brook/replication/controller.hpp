@@ -182,9 +182,9 @@ class controller {
 
   /// Creates a topic of `partitions` partitions with `replication_factor` replicas each,
   /// placed over the unfenced brokers in id order, with the config overrides in `configs`
-  /// (topic_config's keys: one ConfigRecord each, before the TopicRecord, as Kafka writes
-  /// them). Errors: topic_already_exists, invalid_topic, invalid_partitions,
-  /// invalid_replication_factor (more than the unfenced brokers, with Kafka's message),
+  /// (topic_config's keys: one ConfigRecord each, after the TopicRecord and before the
+  /// PartitionRecords, as Kafka's ReplicationControlManager writes them). Errors: topic_already_exists, invalid_topic,
+  /// invalid_partitions, invalid_replication_factor (more than the unfenced brokers, with Kafka's message),
   /// invalid_config (an unknown key or a bad value).
   result<void> create_topic(const std::string& name, std::int32_t partitions, std::int32_t replication_factor,
                             const std::map<std::string, std::string>& configs = {}) {
@@ -200,6 +200,12 @@ class controller {
     auto plan = assign_replicas_rack_unaware(alive, partitions, replication_factor, cfg_.placement);
     if (!plan) return plan.error();
     std::vector<metadata::metadata_record> recs;
+    metadata::topic_record t;
+    t.name = name;
+    // A reopened controller with a fixed seed replays its engine from the start: skip ids in use.
+    do t.topic_id = uuid::random(rng_);
+    while (img->topic(t.topic_id) != nullptr);
+    recs.push_back(t);
     for (const auto& [key, value] : configs) {
       metadata::config_record cr;
       cr.resource_name = name;
@@ -207,12 +213,6 @@ class controller {
       cr.value = value;
       recs.push_back(std::move(cr));
     }
-    metadata::topic_record t;
-    t.name = name;
-    // A reopened controller with a fixed seed replays its engine from the start: skip ids in use.
-    do t.topic_id = uuid::random(rng_);
-    while (img->topic(t.topic_id) != nullptr);
-    recs.push_back(t);
     for (const auto& [pid, reps] : *plan) {
       metadata::partition_record pr;
       pr.partition_id = pid;

@@ -51,8 +51,9 @@
 //                                    | Name compact string | Value compact nullable string
 //                                    | tagged fields
 //     One per config key set on a resource (ConfigResource.Type: 2 = topic); a null value
-//     deletes the key. A topic created with overrides gets one per override, written before
-//     its TopicRecord, as Kafka's controller does.
+//     deletes the key. A topic created with overrides gets one per override, between its
+//     TopicRecord and its PartitionRecords, as Kafka's controller writes them (Kafka 3.0-3.3
+//     wrote them before the TopicRecord).
 //     e.g. topic "t", cleanup.policy=compact:
 //     01 04 00 | 02 | 02 74 | 0f "cleanup.policy" | 08 "compact" | 00
 //
