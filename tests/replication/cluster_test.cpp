@@ -1,5 +1,6 @@
 // cluster: brokers, controller, fetchers and failures in one process, stepped on a manual clock.
 #include <catch2/catch.hpp>
+#include <future>
 #include <thread>
 
 #include <brook/client/consumer.hpp>
@@ -62,6 +63,27 @@ struct fixture {
     auto r = b->replica(t, partition_id(p));
     REQUIRE(r);
     return brook::test::log_bytes(r->part()->log());
+  }
+
+  /// Sends each value (key = value) through a brook::producer with acks=all on the
+  /// cluster's threads; returns how many were acknowledged. partition -1: the partitioner's.
+  int send_all(const std::string& t, const std::vector<std::string>& values, int partition = -1) {
+    cluster_target target(*c);
+    producer_config pc;
+    pc.acks = acks_mode::all;
+    producer prod(target, pc);
+    std::vector<std::future<result<record_metadata>>> acks;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::optional<partition_id> p;
+      if (partition >= 0)
+        p = partition_id(partition);
+      else if (partition == -2)
+        p = partition_id(static_cast<std::int32_t>(i % 2));
+      acks.push_back(prod.send(producer_record{t, p, values[i], values[i], {}, std::nullopt}));
+    }
+    int acked = 0;
+    for (auto& a : acks) acked += a.get() ? 1 : 0;
+    return acked;
   }
 
   const partition_state& state(const std::string& t, int p) {
@@ -621,27 +643,13 @@ TEST_CASE("cluster_source on threads: a long poll wakes when the high watermark 
   cc.fetch_max_wait = std::chrono::minutes(2);
   consumer con(src, cc);
   REQUIRE_OK(con.assign({{"t", partition_id(0)}}));
-  {
-    cluster_target target(*f.c);
-    producer_config pc;
-    pc.acks = acks_mode::all;
-    producer prod(target, pc);
-    std::string v = "x";
-    REQUIRE_OK(prod.send(producer_record{"t", std::nullopt, v, v, {}, std::nullopt}).get());
-  }
+  REQUIRE(f.send_all("t", {"x"}) == 1);
   // The record is committed already; the poll must see it at once. Then a second poll
   // waits and is woken by the next commit, which a follower's fetch (0 bytes) completes.
   auto first = con.poll(std::chrono::minutes(2));
   REQUIRE_OK(first);
   CHECK(first->size() == 1);
-  std::thread later([&] {
-    cluster_target target(*f.c);
-    producer_config pc;
-    pc.acks = acks_mode::all;
-    producer prod(target, pc);
-    std::string v = "y";
-    (void)prod.send(producer_record{"t", std::nullopt, v, v, {}, std::nullopt}).get();
-  });
+  std::thread later([&] { (void)f.send_all("t", {"y"}); });
   auto second = con.poll(std::chrono::minutes(2));
   later.join();
   f.c->stop();
@@ -678,17 +686,9 @@ TEST_CASE("a group coordinator on the cluster: committed offsets survive the off
     REQUIRE(r);
     CHECK(r->part()->log().config().cleanup == cleanup_policy::compact);
   }
-  {
-    cluster_target target(*f.c);
-    producer_config pc;
-    pc.acks = acks_mode::all;
-    producer prod(target, pc);
-    for (int i = 0; i < 10; ++i) {
-      std::string v = fmt::format("r{}", i);
-      prod.send(producer_record{"t", partition_id(i % 2), v, v, {}, std::nullopt}, [](const auto&) {});
-    }
-    REQUIRE_OK(prod.flush());
-  }
+  std::vector<std::string> values;
+  for (int i = 0; i < 10; ++i) values.push_back(fmt::format("r{}", i));
+  REQUIRE(f.send_all("t", values, /*partition: alternate 0 and 1*/ -2) == 10);
   std::map<topic_partition, offset_and_metadata> committed;
   {
     group_consumer_config gc;
