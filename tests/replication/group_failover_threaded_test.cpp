@@ -8,7 +8,7 @@
 //
 // The checker:
 //   1. every acknowledged record is consumed at least once by the group;
-//   2. after the last round (every broker back), a coordinator that replays the cluster from
+//   2. after the last round (every broker back and in sync), a coordinator that replays the cluster from
 //      scratch finds, per partition, a committed offset at least the last one acknowledged
 //      to the member and one that the member did commit (never an offset nobody committed);
 //   3. the running coordinator's committed offsets are ones the member committed, and at
@@ -56,6 +56,21 @@ std::unique_ptr<cluster> open_cluster(const std::filesystem::path& root) {
   auto c = cluster::open(root, cfg);
   REQUIRE_OK(c);
   return std::move(*c);
+}
+
+/// Waits (up to 60 s, woken by the cluster's notifier) until every partition has a leader and
+/// all its replicas in the ISR: a restarted broker has caught up.
+bool wait_in_sync(cluster& c) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    const auto seen = c.data_notifier().sequence();
+    bool all = true;
+    for (const auto& v : c.describe())
+      all = all && v.state.has_leader() && v.state.isr.size() == v.state.replicas.size();
+    if (all) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    c.data_notifier().wait(seen, deadline);
+  }
 }
 
 /// Produces `n` records with acks=all; returns the values acknowledged.
@@ -166,6 +181,9 @@ void run_seed(std::uint64_t seed) {
   CHECK(missing.empty());
 
   const auto live = (*coord)->fetch_offsets("g");
+  // Every broker is back; once they are all in sync, a coordinator replaying the cluster can
+  // write again (its open stores each group's metadata, which needs min.insync.replicas).
+  REQUIRE(wait_in_sync(*c));
   auto replayed = group_coordinator::open(backend, cc);
   REQUIRE_OK(replayed);
   const auto stored = (*replayed)->fetch_offsets("g");
