@@ -97,6 +97,17 @@ std::vector<std::string> produce(cluster& c, int round, int n) {
   return acked;
 }
 
+/// Polls `member` until it has consumed every acknowledged record, or until `deadline`.
+void consume_until(group_consumer& member, std::set<std::string>& consumed, const std::set<std::string>& acked,
+                   std::chrono::steady_clock::time_point deadline) {
+  while (!std::includes(consumed.begin(), consumed.end(), acked.begin(), acked.end()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto r = member.poll(100ms);
+    REQUIRE_OK(r);
+    for (const auto& rec : *r) consumed.insert(rec.value().to_string());
+  }
+}
+
 void run_seed(std::uint64_t seed) {
   INFO("seed " << seed << " (replay: " << brook::test::seed_base_hint() << "BROOK_SCENARIO_SEED=" << seed << ")");
   std::mt19937_64 rng(seed);
@@ -145,13 +156,7 @@ void run_seed(std::uint64_t seed) {
       for (const auto& v : produce(*c, round, 12)) acked.insert(v);
       // Poll until the group has every acknowledged record (or for 2 s: leaderships may be
       // moving), then commit the positions.
-      const auto until = std::chrono::steady_clock::now() + 2s;
-      while (!std::includes(consumed.begin(), consumed.end(), acked.begin(), acked.end()) &&
-             std::chrono::steady_clock::now() < until) {
-        auto r = member.poll(100ms);
-        REQUIRE_OK(r);
-        for (const auto& rec : *r) consumed.insert(rec.value().to_string());
-      }
+      consume_until(member, consumed, acked, std::chrono::steady_clock::now() + 2s);
       std::map<topic_partition, offset_and_metadata> positions;
       for (const auto& tp : member.assignment())
         if (auto p = member.position(tp)) positions[tp] = offset_and_metadata{*p, -1, {}};
@@ -166,13 +171,7 @@ void run_seed(std::uint64_t seed) {
     }
     if (down) REQUIRE_OK(c->restart_broker(*down));
     // Drain: every acknowledged record reaches the group once every broker is back.
-    const auto until = std::chrono::steady_clock::now() + 60s;
-    while (!std::includes(consumed.begin(), consumed.end(), acked.begin(), acked.end()) &&
-           std::chrono::steady_clock::now() < until) {
-      auto r = member.poll(100ms);
-      REQUIRE_OK(r);
-      for (const auto& rec : *r) consumed.insert(rec.value().to_string());
-    }
+    consume_until(member, consumed, acked, std::chrono::steady_clock::now() + 60s);
     (*coord)->stop();
   }
   INFO(faults << " faults, " << acked.size() << " records acknowledged, " << failed_commits << " commits failed");

@@ -5,6 +5,8 @@
 //   cluster_source   a replicated in-process cluster (replication/cluster.hpp): reads the
 //                    current leader's log up to its high watermark, following leadership
 //                    changes with Kafka's errors.
+// Both are partition_sources: they find the brook::partition that leads a topic-partition
+// and read it; a source over a network would implement fetch_source directly.
 //
 // A consumer asks for a partition's bounds (log start, high watermark), reads slices of
 // whole batches from a position, and waits on the source's notifier until something moved.
@@ -75,28 +77,42 @@ class fetch_source {
   virtual brook::notifier& notifier() const = 0;
 };
 
+/// A source whose partitions are brook::partition objects of this process (a data
+/// directory's, or a cluster leader's): bounds, reads and timestamp lookups go to the
+/// partition find() returns, bounded by its high watermark.
+class partition_source : public fetch_source {
+ public:
+  result<partition_bounds> bounds(const topic_partition& tp) const final {
+    BROOK_TRY_ASSIGN(auto p, find(tp));
+    return partition_bounds{p->log_start_offset(), p->high_watermark(), p->log_end_offset()};
+  }
+  result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const final {
+    BROOK_TRY_ASSIGN(auto p, find(tp));
+    return p->read(start, ro);
+  }
+  result<std::optional<timestamp_offset>> offset_for_timestamp(const topic_partition& tp, timestamp_ms ts) const final {
+    BROOK_TRY_ASSIGN(auto p, find(tp));
+    return p->log().offset_for_timestamp(ts, p->high_watermark());
+  }
+
+ private:
+  /// The partition that leads tp now. Errors: see the header.
+  virtual result<std::shared_ptr<partition>> find(const topic_partition& tp) const = 0;
+};
+
 /// A data directory as the source: each partition is its own leader.
-class data_dir_source final : public fetch_source {
+class data_dir_source final : public partition_source {
  public:
   explicit data_dir_source(data_dir& dd) : dd_(dd) {}
   std::uint64_t metadata_version() const override { return dd_.metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override { return dd_.partition_count(topic); }
-  result<partition_bounds> bounds(const topic_partition& tp) const override {
-    BROOK_TRY_ASSIGN(auto p, dd_.get_partition(tp.topic, tp.partition));
-    return partition_bounds{p->log_start_offset(), p->high_watermark(), p->log_end_offset()};
-  }
-  result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const override {
-    BROOK_TRY_ASSIGN(auto p, dd_.get_partition(tp.topic, tp.partition));
-    return p->read(start, ro);
-  }
-  result<std::optional<timestamp_offset>> offset_for_timestamp(const topic_partition& tp,
-                                                               timestamp_ms ts) const override {
-    BROOK_TRY_ASSIGN(auto p, dd_.get_partition(tp.topic, tp.partition));
-    return p->log().offset_for_timestamp(ts, p->high_watermark());
-  }
   brook::notifier& notifier() const override { return dd_.notifier(); }
 
  private:
+  result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
+    return dd_.get_partition(tp.topic, tp.partition);
+  }
+
   data_dir& dd_;
 };
 

@@ -17,8 +17,9 @@
 // from it.
 //
 // Appends go with acks=all and return once the backend completed them (at once for a data
-// directory; when the ISR has the batch for a cluster), or after append_wait. Their errors
-// come back as Kafka's classic coordinator answers an OffsetCommit whose append failed
+// directory; when the ISR has the batch for a cluster), or after the backend's
+// append_timeout() plus append_margin. Their errors come back as Kafka's classic
+// coordinator answers an OffsetCommit whose append failed
 // (GroupMetadataManager.storeOffsets): too few in-sync replicas or a missing partition are
 // coordinator_not_available; a broker that no longer leads, or a storage error, is
 // not_coordinator; a batch too large is invalid_commit_offset_size; anything else

@@ -770,27 +770,18 @@ class cluster_target final : public produce_target {
 /// A cluster as a consumer's source (fetch_source.hpp): brook::consumer(source, cfg) reads
 /// each partition from its current leader, up to the high watermark, and follows
 /// leadership changes. Thread-safe.
-class cluster_source final : public fetch_source {
+class cluster_source final : public partition_source {
  public:
   explicit cluster_source(cluster& c) : c_(c) {}
   std::uint64_t metadata_version() const override { return c_.metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override { return c_.partition_count(topic); }
-  result<partition_bounds> bounds(const topic_partition& tp) const override {
-    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
-    return partition_bounds{p->log_start_offset(), p->high_watermark(), p->log_end_offset()};
-  }
-  result<log_slice> fetch(const topic_partition& tp, offset start, read_options ro) const override {
-    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
-    return p->read(start, ro);
-  }
-  result<std::optional<timestamp_offset>> offset_for_timestamp(const topic_partition& tp,
-                                                               timestamp_ms ts) const override {
-    BROOK_TRY_ASSIGN(auto p, c_.leader_partition(tp.topic, tp.partition));
-    return p->log().offset_for_timestamp(ts, p->high_watermark());
-  }
   brook::notifier& notifier() const override { return c_.data_notifier(); }
 
  private:
+  result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
+    return c_.leader_partition(tp.topic, tp.partition);
+  }
+
   cluster& c_;
 };
 
