@@ -18,7 +18,7 @@
 //       a cluster with broker.session.timeout.ms 500 and broker.heartbeat.interval.ms 100
 //       (control thread every 50 ms), one partition with 3 replicas, min.insync.replicas 2,
 //       its leader removed by stop_broker (controlled shutdown: fenced at once) or
-//       crash_broker(crash_mode::process) (found by the session timeout), at a different
+//       testing::crash_broker(crash_mode::process) (found by the session timeout), at a different
 //       phase of the heartbeat cycle in each iteration. Timed: from the stop/crash call to the
 //       first acks=all produce acknowledged while the controller's image names a new leader.
 //       A client thread produces from the moment of the call, retrying every 1 ms (a failed
@@ -32,8 +32,9 @@
 // <fs> is the medium of the brokers' directories: tmpfs = /dev/shm (memory; no disk at all),
 // disk = $BROOK_BENCH_DIR or /tmp (ext4 on the virtual disk; page cache, no fsync in the
 // produce path; the metadata log and checkpoints do fsync). Each iteration uses a fresh
-// directory, removed afterwards; logs are dropped without flushing (brokers crash_broker()ed,
-// data_dir::abandon(), ftruncate), so no run leaves writeback behind.
+// directory, removed afterwards; logs are dropped without flushing (brokers and data
+// directories crashed through brook/testing/crash.hpp: their disks stop before they close),
+// so no run leaves writeback behind.
 //
 // Produce figures are wall time (UseManualTime: the work is spread over the producer's two
 // threads and the cluster's four) and count value bytes. Counters:
@@ -66,6 +67,7 @@
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/cluster.hpp>
 #include <brook/storage/data_dir.hpp>
+#include <brook/testing/crash.hpp>
 
 #include "bench_support.hpp"
 
@@ -163,7 +165,14 @@ void report_rates(benchmark::State& state, std::int64_t n, std::size_t value_siz
   state.counters["cpu_ns_per_rec"] = cpu_seconds * 1e9 / static_cast<double>(state.iterations() * n);
 }
 
+/// The brokers' disks (brook/testing/crash.hpp): crashing a broker writes nothing more.
+brook::testing::broker_disks& disks() {
+  static brook::testing::broker_disks d;
+  return d;
+}
+
 std::unique_ptr<cluster> open_cluster(const fs::path& root, cluster_config cfg) {
+  cfg.broker_files = disks().hook();
   auto c = cluster::open(root, std::move(cfg));
   if (!c) throw std::runtime_error("cluster::open: " + c.error().to_string());
   return std::move(*c);
@@ -173,7 +182,7 @@ std::unique_ptr<cluster> open_cluster(const fs::path& root, cluster_config cfg) 
 void drop_cluster(std::unique_ptr<cluster>& c) {
   c->stop();
   for (auto id : c->config().broker_ids)
-    if (c->running(id)) (void)c->crash_broker(id, crash_mode::process);
+    if (c->running(id)) (void)brook::testing::crash_broker(*c, disks(), id, brook::testing::crash_mode::process);
   (void)c->close();
   c.reset();
 }
@@ -260,7 +269,10 @@ void BM_Rf1Produce(benchmark::State& state, medium m, std::size_t value_size) {
   std::int64_t errors = 0;
   for (auto _ : state) {
     scratch dir(root_of(m));
-    auto d = data_dir::open(dir.path() / "data");
+    auto disk = std::make_shared<brook::testing::faulty_file_system>();
+    data_dir_options o;
+    o.defaults.files = disk;
+    auto d = data_dir::open(dir.path() / "data", o);
     if (!d) return state.SkipWithError(d.error().to_string().c_str());
     topic_config tc;
     tc.partitions = produce_partitions;
@@ -270,7 +282,7 @@ void BM_Rf1Produce(benchmark::State& state, medium m, std::size_t value_size) {
     std::int64_t leo = 0;
     for (std::int32_t p = 0; p < produce_partitions; ++p)
       if (auto part = (*d)->get_partition(topic, partition_id(p))) leo += (*part)->log_end_offset().value();
-    (*d)->abandon();
+    brook::testing::crash_close(**d, *disk);  // nothing flushed: no writeback left behind
     if (errors != 0) return state.SkipWithError("a send failed");
     if (leo != n) return state.SkipWithError("records missing");
   }
@@ -399,7 +411,8 @@ void BM_Failover(benchmark::State& state, medium m, bool crash) {
     });
     const auto t0 = steady::now();
     go.store(true);
-    auto r = crash ? c->crash_broker(old, crash_mode::process) : c->stop_broker(old);
+    auto r = crash ? brook::testing::crash_broker(*c, disks(), old, brook::testing::crash_mode::process)
+                   : c->stop_broker(old);
     const auto t_call = steady::now();
     if (!r) give_up.store(true);
     while (!acknowledged.load() && !give_up.load() && steady::now() - t0 < std::chrono::seconds(10))

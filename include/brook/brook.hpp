@@ -24,6 +24,7 @@
 #include <brook/format/record_batch_builder.hpp>
 
 #include <brook/storage/file.hpp>
+#include <brook/storage/file_system.hpp>
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/log_config.hpp>

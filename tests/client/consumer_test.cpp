@@ -4,6 +4,7 @@
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
@@ -11,6 +12,7 @@
 
 using namespace brook;
 using brook::test::temp_dir;
+using brook::testing::manual_clock;
 using namespace std::chrono_literals;
 
 namespace {

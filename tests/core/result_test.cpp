@@ -1,8 +1,10 @@
 // result<T> and error: construction, access, value_or / and_then / transform on values
 // and errors, comparison against errc, the propagation macros, fmt output, and the
 // temporary that a range-for over `*f()` keeps alive.
+#include <cerrno>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -155,4 +157,16 @@ TEST_CASE("errors and codes format with fmt", "[core][result]") {
   CHECK(fmt::format("[{:>9}]", errc::closed) == "[   CLOSED]");
   const error os = brook::make_system_error(2, "open {}", "/nope");
   CHECK(fmt::format("{}", os) == os.message());  // OS errors carry their reason in the message
+}
+
+TEST_CASE("an OS error is Kafka's KAFKA_STORAGE_ERROR and keeps its errno", "[core][result]") {
+  const error full = brook::make_system_error(ENOSPC, "pwrite {}", "/d/0.log");
+  CHECK(full == errc::kafka_storage_error);
+  CHECK_FALSE(full != errc::kafka_storage_error);
+  CHECK(full != errc::corrupt_message);
+  CHECK(full.code() == std::error_code(ENOSPC, std::system_category()));
+  const result<int> r = full;
+  CHECK(r == errc::kafka_storage_error);
+  // A brook code is only itself.
+  CHECK(make_error(errc::corrupt_message, "x") != errc::kafka_storage_error);
 }

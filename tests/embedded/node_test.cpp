@@ -14,11 +14,13 @@
 
 #include <brook/core/clock.hpp>
 #include <brook/embedded.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/replication_helpers.hpp"  // REQUIRE_OK
 #include "support/temp_dir.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 using namespace std::chrono_literals;
 
 namespace {

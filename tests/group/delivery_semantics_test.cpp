@@ -13,8 +13,8 @@
 //                   (a zombie) cannot overwrite the work of its successor.
 //
 // A schedule interleaves, for 2-4 members: the steps of each member's cycle (poll, process
-// some records, commit), crashes (abandon(): no commit, no leave; the group notices after
-// session.timeout.ms) at every point of the cycle, replacements and new members, graceful
+// some records, commit), crashes (a close without commit, callbacks or leave; the group
+// notices after session.timeout.ms) at every point of the cycle, replacements and new members, graceful
 // closes, members that stall past max.poll.interval.ms while holding records, producers,
 // and time. Runs vary the assignors (eager and cooperative), static membership (a
 // replacement is a new instance of the dead member), commit_sync/commit_async, and for
@@ -44,11 +44,13 @@
 #include <brook/group/range_assignor.hpp>
 #include <brook/group/round_robin_assignor.hpp>
 #include <brook/group/sticky_assignor.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 using namespace std::chrono_literals;
 
 namespace {
@@ -499,7 +501,7 @@ class scenario {
   void kill(member& m) {
     ++t_.kills[point_of(mode_, m)];
     note("{} dies {}", m.name, point_of(mode_, m));
-    m.c->abandon();
+    REQUIRE(m.c->close({.leave_group = false, .commit_and_revoke = false}));  // a crashed process
     remove(m);
   }
 

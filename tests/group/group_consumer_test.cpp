@@ -275,7 +275,7 @@ TEST_CASE("a member that dies is replaced after its session, the survivor resume
   REQUIRE(ra);
   REQUIRE(a.commit_sync(std::map<topic_partition, offset_and_metadata>{{a.assignment().at(0), om(4)}}));
   const topic_partition lost = a.assignment().at(0);
-  a.abandon();
+  REQUIRE(a.close({.leave_group = false, .commit_and_revoke = false}));  // as a crashed process
   std::vector<std::string> seen;
   auto take = [&] {
     auto r = b.poll(0ms);

@@ -267,7 +267,8 @@ class scenario {
           for (const auto& r : *recs)
             s_.held_at_crash.emplace(static_cast<int>(r.partition().value()), r.offset().value());
         }
-        c.abandon();  // dies after the poll, before processing: no commit, no leave
+        // Dies after the poll, before processing: no commit, no leave.
+        (void)c.close({.leave_group = false, .commit_and_revoke = false});
         w.done = true;
         return;
       }

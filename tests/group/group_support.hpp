@@ -12,10 +12,13 @@
 #include <brook/group/group_consumer.hpp>
 #include <brook/group/group_coordinator.hpp>
 #include <brook/storage/data_dir.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/temp_dir.hpp"
 
 namespace brook::test {
+
+using brook::testing::manual_clock;
 
 struct group_env {
   temp_dir dir{"brook-group"};

@@ -11,8 +11,11 @@
 #   - a layer header includes headers of its own layer or lower ones, and of the top
 #     only <brook/version.hpp>;
 #   - a header includes <brook/L/detail/...> only from layer L;
-#   - brook.hpp includes every header of every listed layer outside detail/;
-# and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header.
+#   - brook.hpp includes every header of every listed layer outside detail/, except the
+#     opt-in testing/ layer (test rigging: fault-injecting I/O, a manual clock), which no
+#     top-level header includes;
+# and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header,
+# those under ROOT/tools and ROOT/examples no testing/ header.
 #
 # Without EXPECTED it prints every violation and fails if there is one not in
 # known_violations below, or if a known one no longer happens (the list only shrinks).
@@ -94,6 +97,8 @@ foreach(h IN LISTS headers)
     if(from STREQUAL "top")
       if(to_path MATCHES "/detail/")
         violation("${h} -> ${to_path}: the top includes a detail/ header")
+      elseif(to STREQUAL "testing")
+        violation("${h} -> ${to_path}: the top includes the opt-in testing/ layer")
       endif()
       continue()
     endif()
@@ -121,7 +126,7 @@ if(EXISTS "${ROOT}/include/brook/brook.hpp")
   foreach(h IN LISTS headers)
     layer_of("${h}" from)
     list(FIND layers "${from}" rank)
-    if(rank EQUAL -1 OR h MATCHES "/detail/")
+    if(rank EQUAL -1 OR h MATCHES "/detail/" OR from STREQUAL "testing")
       continue()
     endif()
     string(REPLACE "." "\\." h_re "${h}")
@@ -141,6 +146,13 @@ foreach(dir tools examples benchmarks)
       string(REGEX REPLACE ".*<brook/([^>]+)>.*" "\\1" to_path "${line}")
       violation("${s} -> ${to_path}: ${dir}/ includes a detail/ header")
     endforeach()
+    if(NOT dir STREQUAL "benchmarks")
+      file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/testing/")
+      foreach(line IN LISTS lines)
+        string(REGEX REPLACE ".*<brook/([^>]+)>.*" "\\1" to_path "${line}")
+        violation("${s} -> ${to_path}: ${dir}/ includes the opt-in testing/ layer")
+      endforeach()
+    endif()
   endforeach()
 endforeach()
 

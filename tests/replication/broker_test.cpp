@@ -21,11 +21,14 @@
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/broker.hpp>
+#include <brook/testing/crash.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/replication_helpers.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 
 namespace {
 
@@ -47,6 +50,7 @@ using completion = std::shared_ptr<std::optional<result<append_result>>>;
 struct fixture {
   std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>(1'000'000);
   brook::test::scratch_dir root{"brook-broker"};
+  mutable brook::testing::broker_disks disks;
   std::map<std::int32_t, std::shared_ptr<broker>> b;
   std::uint64_t version = 0;
 
@@ -55,8 +59,11 @@ struct fixture {
     c.id = broker_id(id);
     c.min_insync_replicas = min_isr;
     c.dir.defaults.clock = clk;
+    c.dir.defaults.files = disks.hook()(broker_id(id));
     return c;
   }
+  /// Broker `id`'s disk, to crash it (brook/testing/crash.hpp).
+  brook::testing::faulty_file_system& disk(std::int32_t id) { return disks.of(broker_id(id)); }
   fs::path dir_of(std::int32_t id) const { return root.path() / fmt::format("broker-{}", id); }
 
   std::shared_ptr<broker> open(std::int32_t id, std::int32_t min_isr = 1) {
@@ -391,7 +398,7 @@ TEST_CASE("a delayed produce fails with not_leader_or_follower when a newer imag
   CHECK_FAILED_WITH(a, errc::not_leader_or_follower);
 }
 
-TEST_CASE("close() fails waiting produces with not_leader_or_follower, crash() with request_timed_out",
+TEST_CASE("close() fails waiting produces with not_leader_or_follower, an uncontrolled one with request_timed_out",
           "[replication][broker]") {
   fixture f;
   auto b1 = f.open(1);
@@ -406,11 +413,17 @@ TEST_CASE("close() fails waiting produces with not_leader_or_follower, crash() w
     CHECK_FAILED_WITH(a, errc::not_leader_or_follower);
     CHECK_FAILED_WITH(c, errc::not_leader_or_follower);
   }
-  SECTION("crash") {
-    b1->crash();
+  SECTION("uncontrolled close") {
+    REQUIRE_OK(b1->close(shutdown_mode::uncontrolled));
     CHECK_FAILED_WITH(a, errc::request_timed_out);
     CHECK_FAILED_WITH(c, errc::request_timed_out);
-    b1->crash();  // twice is fine
+    REQUIRE_OK(b1->close(shutdown_mode::uncontrolled));  // twice is fine
+    REQUIRE_OK(b1->close());
+  }
+  SECTION("crash") {
+    brook::testing::crash_close(*b1, f.disk(1));
+    CHECK_FAILED_WITH(a, errc::request_timed_out);
+    CHECK_FAILED_WITH(c, errc::request_timed_out);
     REQUIRE_OK(b1->close());
   }
   // Either way the directory is free for the next incarnation, with the records appended.
@@ -450,8 +463,9 @@ class hooked_clock final : public clock {
 
 }  // namespace
 
-TEST_CASE("a produce whose append races crash() or close() still completes", "[replication][broker]") {
-  // broker::produce appends, then queues the delayed produce. A crash() or close() that
+TEST_CASE("a produce whose append races an uncontrolled or a controlled close still completes",
+          "[replication][broker]") {
+  // broker::produce appends, then queues the delayed produce. A close (or a crash) that
   // fails every queued produce between those two steps used to leave this one queued on a
   // broker nothing ticks any more: its callback never ran and a producer's flush() hung
   // (the replication_cluster_threaded hang). The clock's second read in produce() is the
@@ -473,12 +487,7 @@ TEST_CASE("a produce whose append races crash() or close() still completes", "[r
   bool hooked = false;
   clk->arm(2, [&] {
     hooked = true;
-    stopper = std::thread([&] {
-      if (crash)
-        b1->crash();
-      else
-        (void)b1->close();
-    });
+    stopper = std::thread([&] { (void)b1->close(crash ? shutdown_mode::uncontrolled : shutdown_mode::controlled); });
     // Both mark the broker stopped and fail the queued produces before they touch the log
     // (whose writer lock this thread holds): wait for that mark.
     while (b1->checkpoint_high_watermarks()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -523,7 +532,7 @@ TEST_CASE("the high watermark is checkpointed, restored on open and clamped to t
   REQUIRE((**f.produce(1, "t", 0, 2, acks_mode::leader)));  // HW 10, not checkpointed
 
   SECTION("a crash restores the last checkpoint, below the log end") {
-    b1->crash();
+    brook::testing::crash_close(*b1, f.disk(1));
     f.b.clear();
     b1.reset();
     auto again = f.open(1);
@@ -570,7 +579,7 @@ TEST_CASE("a crashed broker writes no more checkpoints", "[replication][broker]"
   REQUIRE((**f.produce(1, "t", 0, 5, acks_mode::leader)));
   REQUIRE_OK(b1->checkpoint_high_watermarks());
   REQUIRE((**f.produce(1, "t", 0, 3, acks_mode::leader)));
-  b1->crash();
+  brook::testing::crash_close(*b1, f.disk(1));
   (void)b1->checkpoint_high_watermarks();
   CHECK(slurp(ckpt) == "0\n1\nt 0 5\n");
 }

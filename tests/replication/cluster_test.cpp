@@ -7,6 +7,8 @@
 #include <brook/client/producer.hpp>
 #include <brook/group/group_consumer.hpp>
 #include <brook/replication/cluster.hpp>
+#include <brook/testing/crash.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
@@ -14,12 +16,16 @@
 
 using namespace brook;
 using brook::test::ids;
+using brook::testing::crash_broker;
+using brook::testing::crash_mode;
+using brook::testing::manual_clock;
 
 namespace {
 
 struct fixture {
   std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>(1'000'000);
   brook::test::scratch_dir dir{"brook-cluster"};
+  brook::testing::broker_disks disks;
   std::unique_ptr<cluster> c;
 
   explicit fixture(int min_isr = 1, bool unclean = false, ids brokers = {1, 2, 3}) {
@@ -33,6 +39,7 @@ struct fixture {
     cfg.broker.min_insync_replicas = min_isr;
     cfg.controller.unclean_leader_election_enable = unclean;
     cfg.controller.seed = 7;
+    cfg.broker_files = disks.hook();
     auto r = cluster::open(dir.path(), cfg);
     REQUIRE(r);
     return std::move(*r);
@@ -150,8 +157,8 @@ TEST_CASE("acks=all completes once every ISR member has the batch, replicas end 
 TEST_CASE("min.insync.replicas refuses acks=all appends when the ISR is too small, and acks=1 still works") {
   fixture f(2);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
-  REQUIRE_OK(f.c->crash_broker(broker_id{2}, crash_mode::process));
-  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::process));
+  REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{2}, crash_mode::process));
+  REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{3}, crash_mode::process));
   f.steps(100);  // 10 s: past broker.session.timeout.ms (9 s): both fenced, out of the ISR
   CHECK(f.state("t", 0).isr == ids{1});
   CHECK(f.state("t", 0).leader == broker_id{1});
@@ -219,7 +226,7 @@ TEST_CASE("a crashed leader is replaced from the ISR and no acknowledged record 
   f.steps(2);
   for (auto& a : acks) REQUIRE((a->has_value() && **a));
   const auto before = f.log_bytes(2, "t", 0);
-  REQUIRE_OK(f.c->crash_broker(broker_id{1}, crash_mode::flush_point));
+  REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{1}, crash_mode::flush_point));
   f.steps(100);  // fenced after the session timeout; 2 or 3 leads
   const auto& s = f.state("t", 0);
   CHECK(s.leader != broker_id{1});
@@ -246,13 +253,13 @@ TEST_CASE("without unclean election a partition whose ISR is gone stays offline,
       auto a = f.produce("t", 0, 2, acks_mode::all, "early");
       f.steps(2);
       REQUIRE((a->has_value() && **a));
-      REQUIRE_OK(f.c->crash_broker(broker_id{2}, crash_mode::process));
+      REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{2}, crash_mode::process));
       f.steps(100);
       CHECK(f.state("t", 0).isr == ids{1});
       auto late = f.produce("t", 0, 3, acks_mode::all, "late");  // min.isr 1: acked by 1 alone
       f.steps(1);
       REQUIRE((late->has_value() && **late));
-      REQUIRE_OK(f.c->crash_broker(broker_id{1}, crash_mode::process));
+      REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{1}, crash_mode::process));
       REQUIRE_OK(f.c->restart_broker(broker_id{2}));
       f.steps(100);
       const auto& s = f.state("t", 0);
@@ -309,7 +316,8 @@ TEST_CASE("a restarted broker's high watermark comes from replication-offset-che
   auto a = f.produce("t", 0, 4, acks_mode::all);
   f.steps(60);  // past replica.high.watermark.checkpoint.interval.ms
   REQUIRE((a->has_value() && **a));
-  auto ck = brook::read_checkpoint(f.c->broker(broker_id{3})->replica("t", partition_id{0})->part()->log().dir() /
+  auto ck = brook::read_checkpoint(*posix_file_system::shared(),
+                                   f.c->broker(broker_id{3})->replica("t", partition_id{0})->part()->log().dir() /
                                        partition_files::replication_offset_checkpoint,
                                    3);
   REQUIRE(ck);
@@ -329,7 +337,7 @@ TEST_CASE("a torn tail from a power loss is truncated on restart and fetched aga
       f.steps(1);
     }
     f.steps(2);
-    REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::random_byte, seed));
+    REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{3}, crash_mode::random_byte, seed));
     REQUIRE_OK(f.c->restart_broker(broker_id{3}));
     f.steps(4);
     CHECK(f.log_bytes(3, "t", 0) == f.log_bytes(1, "t", 0));
@@ -449,7 +457,7 @@ TEST_CASE("bad input to the cluster gets Kafka's errors") {
   auto bad_name = f.c->create_topic("bad name", 1, 1);
   REQUIRE(!bad_name);
   CHECK(bad_name.error() == errc::invalid_topic);
-  CHECK(f.c->crash_broker(broker_id{9}, crash_mode::process).error() == errc::broker_not_available);
+  CHECK(crash_broker(*f.c, f.disks, broker_id{9}, crash_mode::process).error() == errc::broker_not_available);
   CHECK(f.c->restart_broker(broker_id{1}).error() == errc::invalid_request);  // running
   cluster_config cfg;
   cfg.broker_heartbeat_interval = std::chrono::milliseconds(10000);  // not below the session timeout (9000)
@@ -476,7 +484,7 @@ TEST_CASE("a restarted follower rejoins the ISR only after its new incarnation h
   f.c->set_fetch_delay(broker_id{3},
                        std::chrono::milliseconds(60000));  // a slow follower: its next fetch is a minute away
   f.steps(1);
-  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::flush_point));  // nothing was flushed
+  REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{3}, crash_mode::flush_point));  // nothing was flushed
   REQUIRE_OK(f.c->restart_broker(broker_id{3}));
   REQUIRE(f.c->broker(broker_id{3})->replica("t", partition_id{0})->log_end_offset() == offset(0));
   f.steps(1);
@@ -532,7 +540,7 @@ TEST_CASE("a broker restarted while isolated registers only once it can reach th
   fixture f(1);
   REQUIRE_OK(f.c->create_topic("t", 1, 3));
   f.c->isolate(broker_id{3});
-  REQUIRE_OK(f.c->crash_broker(broker_id{3}, crash_mode::process));
+  REQUIRE_OK(crash_broker(*f.c, f.disks, broker_id{3}, crash_mode::process));
   REQUIRE_OK(f.c->restart_broker(broker_id{3}));
   f.steps(100);  // past the session timeout: the old incarnation is fenced, the new one unknown
   const auto* b3 = f.c->image()->broker(broker_id{3});
@@ -582,7 +590,7 @@ TEST_CASE("cluster_source: a consumer reads committed records from the leader an
   // The leader crashes: until the controller notices, it is unreachable; poll skips the
   // partition instead of failing, and bounds() names the reason.
   const broker_id old = f.state("t", 0).leader;
-  REQUIRE_OK(f.c->crash_broker(old, crash_mode::process));
+  REQUIRE_OK(crash_broker(*f.c, f.disks, old, crash_mode::process));
   CHECK(poll_once(con).empty());
   auto ends = con.end_offsets({tp});
   REQUIRE_FALSE(ends);

@@ -11,11 +11,14 @@
 
 #include <brook/client/producer.hpp>
 #include <brook/replication/cluster.hpp>
+#include <brook/testing/crash.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 
 using namespace brook;
+using brook::testing::crash_broker;
+using brook::testing::crash_mode;
 
 namespace {
 
@@ -40,6 +43,8 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   cfg.control_interval = std::chrono::milliseconds(10);
   cfg.broker.replica.replica_lag_time_max = std::chrono::milliseconds(1000);
   cfg.fetcher.wait_max = std::chrono::milliseconds(20);
+  brook::testing::broker_disks disks;
+  cfg.broker_files = disks.hook();
   auto opened = cluster::open(dir.path(), cfg);
   REQUIRE(opened);
   auto& c = **opened;
@@ -80,7 +85,7 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
   };
   REQUIRE(wait_until([&] { return acked_count() > 500; }));
   const auto leader0 = c.image()->partition("t", partition_id{0})->leader;
-  REQUIRE(c.crash_broker(leader0, crash_mode::process));
+  REQUIRE(crash_broker(c, disks, leader0, crash_mode::process));
   REQUIRE(wait_until([&] { return c.image()->partition("t", partition_id{0})->leader != leader0; }));
   const auto n1 = acked_count();
   REQUIRE(wait_until([&] { return acked_count() > n1 + 200; }));
@@ -103,7 +108,7 @@ TEST_CASE("producers, fetchers and the control thread run while brokers crash, r
     victim = img->partition("t", partition_id{1})->leader;
     return victim != metadata::no_leader;
   }));
-  REQUIRE(c.crash_broker(victim, crash_mode::random_byte, 42));
+  REQUIRE(crash_broker(c, disks, victim, crash_mode::random_byte, 42));
   REQUIRE(wait_until([&] { return c.image()->partition("t", partition_id{1})->leader != victim; }));
   REQUIRE(c.restart_broker(victim));
   const auto n3 = acked_count();

@@ -13,11 +13,13 @@
 
 #include <brook/core/clock.hpp>
 #include <brook/replication/controller.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/replication_helpers.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 
 // The call must fail with `code`.
 #define REQUIRE_ERR(expr, code)                    \

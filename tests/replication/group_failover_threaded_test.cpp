@@ -2,7 +2,7 @@
 // (system clock, a 1.5 s broker session timeout), with a 3-partition RF=3 topic and
 // __consumer_offsets replicated the same way (min.insync.replicas 2). A group coordinator runs
 // on the cluster (cluster_backend) and one group member consumes and commits while a seeded
-// schedule stops brokers cleanly, kills them (crash_mode::process) and restarts them, never
+// schedule stops brokers cleanly, kills them (testing::crash_mode::process) and restarts them, never
 // more than one down at a time. Every round produces a batch with acks=all, polls, and
 // commits.
 //
@@ -32,6 +32,7 @@
 #include <brook/client/producer.hpp>
 #include <brook/group/group_consumer.hpp>
 #include <brook/replication/cluster.hpp>
+#include <brook/testing/crash.hpp>
 
 #include "support/checks.hpp"
 #include "support/crash_helpers.hpp"
@@ -47,12 +48,13 @@ constexpr int partitions = 3;
 constexpr int rounds = 6;
 const std::string topic = "orders";
 
-std::unique_ptr<cluster> open_cluster(const std::filesystem::path& root) {
+std::unique_ptr<cluster> open_cluster(const std::filesystem::path& root, brook::testing::broker_disks& disks) {
   cluster_config cfg;
   cfg.broker.min_insync_replicas = 2;
   cfg.controller.broker_session_timeout = 1500ms;
   cfg.broker_heartbeat_interval = 300ms;
   cfg.controller.seed = 7;
+  cfg.broker_files = disks.hook();
   auto c = cluster::open(root, cfg);
   REQUIRE_OK(c);
   return std::move(*c);
@@ -112,7 +114,8 @@ void run_seed(std::uint64_t seed) {
   INFO("seed " << seed << " (replay: " << brook::test::seed_base_hint() << "BROOK_SCENARIO_SEED=" << seed << ")");
   std::mt19937_64 rng(seed);
   brook::test::scratch_dir dir("brook-group-failover");
-  auto c = open_cluster(dir.path());
+  brook::testing::broker_disks disks;
+  auto c = open_cluster(dir.path(), disks);
   REQUIRE_OK(c->create_topic(topic, partitions, 3));
   c->start();
   cluster_backend backend(*c);
@@ -149,7 +152,7 @@ void run_seed(std::uint64_t seed) {
         if (roll == 0)
           REQUIRE_OK(c->stop_broker(victim));
         else
-          REQUIRE_OK(c->crash_broker(victim, crash_mode::process));
+          REQUIRE_OK(brook::testing::crash_broker(*c, disks, victim, brook::testing::crash_mode::process));
         down = victim;
         ++faults;
       }

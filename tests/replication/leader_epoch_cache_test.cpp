@@ -61,7 +61,7 @@ struct fixture {
   std::unique_ptr<leader_epoch_cache> c = open();
 
   std::unique_ptr<leader_epoch_cache> open() {
-    auto r = leader_epoch_cache::open(dir.path());
+    auto r = leader_epoch_cache::open(dir.path(), *posix_file_system::shared());
     REQUIRE(r);
     return std::move(*r);
   }
@@ -377,7 +377,7 @@ TEST_CASE_METHOD(fixture, "epoch cache: empty cache and lookups", "[replication]
 TEST_CASE("epoch cache: the checkpoint file", "[replication][epoch_cache]") {
   test::temp_dir dir{"brook-epoch"};
   const fs::path file = dir / "leader-epoch-checkpoint";
-  auto open = [&]() { return leader_epoch_cache::open(dir.path()); };
+  auto open = [&]() { return leader_epoch_cache::open(dir.path(), *posix_file_system::shared()); };
 
   SECTION("round trip in Kafka's format (shouldPersistEpochsBetweenInstances)") {
     auto c = open();
@@ -432,7 +432,7 @@ TEST_CASE("epoch cache: the checkpoint file", "[replication][epoch_cache]") {
   SECTION("a failed write returns the error, keeps the change in memory, and flush() retries") {
     const fs::path sub = dir / "p-0";
     fs::create_directories(sub);
-    auto c = leader_epoch_cache::open(sub);
+    auto c = leader_epoch_cache::open(sub, *posix_file_system::shared());
     REQUIRE(c);
     REQUIRE((*c)->assign(leader_epoch{1}, offset{0}));
     fs::remove_all(sub);
@@ -581,7 +581,7 @@ TEST_CASE("epoch cache: a simulated replica log, file backed, reopened as it goe
     test::temp_dir dir{"brook-epoch-sim"};
     std::unique_ptr<leader_epoch_cache> c;
     if (on_disk) {
-      auto opened = leader_epoch_cache::open(dir.path());
+      auto opened = leader_epoch_cache::open(dir.path(), *posix_file_system::shared());
       REQUIRE(opened);
       c = std::move(*opened);
     } else {
@@ -619,7 +619,7 @@ TEST_CASE("epoch cache: a simulated replica log, file backed, reopened as it goe
         what = "reopen";
         const auto before = c->entries();
         c.reset();
-        auto r = leader_epoch_cache::open(dir.path());
+        auto r = leader_epoch_cache::open(dir.path(), *posix_file_system::shared());
         REQUIRE(r);
         c = std::move(*r);
         REQUIRE(c->entries() == before);

@@ -15,6 +15,7 @@
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/partition_replica.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
@@ -24,6 +25,7 @@
 using namespace brook;
 using brook::test::ids;
 using brook::test::temp_dir;
+using brook::testing::manual_clock;
 
 namespace {
 

@@ -18,10 +18,12 @@
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/partition_replica.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/temp_dir.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 
 namespace {
 

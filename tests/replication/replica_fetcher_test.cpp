@@ -18,12 +18,14 @@
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/replication/replica_fetcher.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/replication_helpers.hpp"
 
 using namespace brook;
+using brook::testing::manual_clock;
 
 namespace {
 

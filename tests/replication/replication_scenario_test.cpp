@@ -31,6 +31,8 @@
 #include <set>
 
 #include <brook/replication/cluster.hpp>
+#include <brook/testing/crash.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
@@ -39,6 +41,9 @@
 
 using namespace brook;
 using brook::test::ids;
+using brook::testing::crash_broker;
+using brook::testing::crash_mode;
+using brook::testing::manual_clock;
 
 namespace {
 
@@ -95,6 +100,8 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
   cfg.controller.broker_session_timeout = std::chrono::milliseconds(1500);
   cfg.controller.seed = seed;
   cfg.broker_heartbeat_interval = std::chrono::milliseconds(300);
+  brook::testing::broker_disks disks;
+  cfg.broker_files = disks.hook();
   auto opened = cluster::open(dir.path(), cfg);
   REQUIRE(opened);
   auto& c = **opened;
@@ -164,11 +171,11 @@ void run_seed(std::uint64_t seed, const options& o, totals& tot) {
       for (auto other : brokers)
         if (other != id) others_in_sync = others_in_sync && in_every_isr(other);
       if (others_in_sync && chance(0.5)) {
-        REQUIRE(c.crash_broker(id, chance(0.5) ? crash_mode::flush_point : crash_mode::random_byte, rng()));
+        REQUIRE(crash_broker(c, disks, id, chance(0.5) ? crash_mode::flush_point : crash_mode::random_byte, rng()));
         power_lost = id;
         ++tot.power_losses;
       } else {
-        REQUIRE(c.crash_broker(id, crash_mode::process));
+        REQUIRE(crash_broker(c, disks, id, crash_mode::process));
         ++tot.process_crashes;
       }
       down.insert(id);  // an isolation outlives a crash: it is the network's
@@ -434,6 +441,8 @@ TEST_CASE("a power loss of the last ISR member loses what it had not flushed (no
   cluster_config cfg;
   cfg.broker.dir.defaults.clock = clk;
   cfg.broker.min_insync_replicas = 2;
+  brook::testing::broker_disks disks;
+  cfg.broker_files = disks.hook();
   auto opened = cluster::open(dir.path(), cfg);
   REQUIRE(opened);
   auto& c = **opened;
@@ -452,12 +461,12 @@ TEST_CASE("a power loss of the last ISR member loses what it had not flushed (no
   REQUIRE(acked);
   REQUIRE(*acked);
   // 2 and 3 die (process crashes: their data survives); 1 is then the last ISR member.
-  REQUIRE(c.crash_broker(broker_id{2}, crash_mode::process));
-  REQUIRE(c.crash_broker(broker_id{3}, crash_mode::process));
+  REQUIRE(crash_broker(c, disks, broker_id{2}, crash_mode::process));
+  REQUIRE(crash_broker(c, disks, broker_id{3}, crash_mode::process));
   step(100);
   REQUIRE(c.image()->partition("t", partition_id{0})->isr == ids{1});
   // 1 loses power: nothing was flushed (no roll, flush.messages unset), so its log is empty.
-  REQUIRE(c.crash_broker(broker_id{1}, crash_mode::flush_point));
+  REQUIRE(crash_broker(c, disks, broker_id{1}, crash_mode::flush_point));
   step(100);
   CHECK(c.image()->partition("t", partition_id{0})->offline());
   REQUIRE(c.restart_broker(broker_id{1}));

@@ -35,6 +35,7 @@
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
@@ -45,6 +46,7 @@ namespace {
 using namespace brook;
 using brook::test::full_record;
 using brook::test::plain_record;
+using brook::testing::manual_clock;
 namespace sfs = std::filesystem;
 
 constexpr timestamp_ms t0 = 1'700'000'000'000;

@@ -3,12 +3,15 @@
 #include <fstream>
 
 #include <brook/storage/data_dir.hpp>
+#include <brook/testing/faulty_file_system.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
 using brook::test::temp_dir;
+using brook::testing::manual_clock;
 
 namespace {
 std::unique_ptr<data_dir> open_dd(const fs::path& p, data_dir_options o = {}) {
@@ -235,7 +238,7 @@ TEST_CASE("a read-only view of a topic still being created shows the partitions 
   CHECK_FALSE((*dd)->get_partition("t", partition_id(2)));
 }
 
-// ------------------------------------------------------------------ abandon, reset_high_watermark
+// ------------------------------------------------------------------ crash, reset_high_watermark
 
 namespace {
 std::string read_text(const fs::path& p) {
@@ -244,12 +247,15 @@ std::string read_text(const fs::path& p) {
 }
 }  // namespace
 
-TEST_CASE("abandon frees the directory without flushing or checkpointing, a reopen finds every record",
-          "[storage][data_dir][abandon]") {
+TEST_CASE("a crash frees the directory without flushing or checkpointing, a reopen finds every record",
+          "[storage][data_dir][crash]") {
+  // A crash is a close whose file system stopped first (brook/testing/crash.hpp).
   temp_dir t;
   auto clk = std::make_shared<manual_clock>(10'000'000);
+  auto disk = std::make_shared<testing::faulty_file_system>();
   data_dir_options o;
   o.defaults.clock = clk;
+  o.defaults.files = disk;
   auto dd = open_dd(t.path(), o);
   REQUIRE(dd->create_topic("t", parts(2)));
   auto p0 = *dd->get_partition("t", partition_id(0));
@@ -264,10 +270,14 @@ TEST_CASE("abandon frees the directory without flushing or checkpointing, a reop
   CHECK(rp_before == "0\n1\nt 0 4\n");
   const fs::path rp1 = t.path() / "t-1" / partition_files::recovery_point_checkpoint;
   const std::string rp1_before = read_text(rp1);
-  dd->start_housekeeping(std::chrono::milliseconds(1));  // abandon stops it
+  dd->start_housekeeping(std::chrono::milliseconds(1));  // close stops it
 
-  dd->abandon();
-  dd->abandon();  // twice is fine
+  disk->kill();
+  auto closed = dd->close();  // every partition closed, though none could write
+  REQUIRE_FALSE(closed);
+  CHECK(closed.error() == errc::kafka_storage_error);
+  disk->revive();
+  REQUIRE(dd->close());  // twice is fine, and a no-op now
   CHECK(read_text(rp) == rp_before);
   CHECK(read_text(rp1) == rp1_before);
   auto refused = dd->create_topic("u");
@@ -277,10 +287,9 @@ TEST_CASE("abandon frees the directory without flushing or checkpointing, a reop
   auto r = p0->append(late);
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::closed);
-  REQUIRE(dd->close());  // a no-op after abandon
   CHECK(read_text(rp) == rp_before);
 
-  // The lock is free while the abandoned object still exists.
+  // The lock is free while the crashed object still exists.
   auto again = data_dir::open(t.path(), o);
   REQUIRE(again);
   auto q0 = (*again)->get_partition("t", partition_id(0));

@@ -20,7 +20,7 @@ TEST_CASE("log_checkpoints: missing files are unset, written values are Kafka's 
   test::temp_dir t;
   const auto dir = t / "orders-3";
   fs::create_directories(dir);
-  log_checkpoints c(dir);
+  log_checkpoints c(dir, *posix_file_system::shared());
   REQUIRE_OK(c.load());
   CHECK_FALSE(c.recovery_point());
   CHECK_FALSE(c.log_start());
@@ -33,7 +33,7 @@ TEST_CASE("log_checkpoints: missing files are unset, written values are Kafka's 
   CHECK(slurp(dir / "log-start-offset-checkpoint") == "0\n1\norders 3 7\n");
   CHECK(slurp(dir / "cleaner-offset-checkpoint") == "0\n1\norders 3 30\n");
 
-  log_checkpoints again(dir);
+  log_checkpoints again(dir, *posix_file_system::shared());
   REQUIRE_OK(again.load());
   CHECK(again.recovery_point() == std::optional<offset>(offset(42)));
   CHECK(again.log_start() == std::optional<offset>(offset(7)));
@@ -44,7 +44,7 @@ TEST_CASE("log_checkpoints: a value already on disk is not written again", "[sto
   test::temp_dir t;
   const auto dir = t / "t-0";
   fs::create_directories(dir);
-  log_checkpoints c(dir);
+  log_checkpoints c(dir, *posix_file_system::shared());
   REQUIRE_OK(c.write_log_start(offset(5)));
   fs::remove(dir / "log-start-offset-checkpoint");
   REQUIRE_OK(c.write_log_start(offset(5)));  // same value: no write (so no fsync)
@@ -58,7 +58,7 @@ TEST_CASE("log_checkpoints: a malformed file fails the load naming it", "[storag
   const auto dir = t / "t-0";
   fs::create_directories(dir);
   std::ofstream(dir / "recovery-point-offset-checkpoint") << "0\n1\nt 0 twelve\n";
-  log_checkpoints c(dir);
+  log_checkpoints c(dir, *posix_file_system::shared());
   auto r = c.load();
   REQUIRE_FALSE(r);
   CHECK(r.error().code() == errc::kafka_storage_error);

@@ -26,6 +26,7 @@
 #include <brook/storage/log_cleaner.hpp>
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/topic_config.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
@@ -34,6 +35,7 @@
 namespace {
 
 using namespace brook;
+using brook::testing::manual_clock;
 namespace sfs = std::filesystem;
 using brook::test::full_record;
 using brook::test::read_all_full;

@@ -26,12 +26,14 @@
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 
 namespace {
 
 using namespace brook;
+using brook::testing::manual_clock;
 
 constexpr timestamp_ms t0 = 1'700'000'000'000;
 constexpr std::int64_t key_count = 37;

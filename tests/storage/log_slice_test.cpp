@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include <brook/storage/log_slice.hpp>
 
@@ -73,7 +74,7 @@ TEST_CASE("log_slice: for_each_record stops at a damaged batch", "[storage][log_
   auto s = f.slice(0, offset(100), offset(120), 1 << 20);
   // Damage the third batch's last byte in the file, then read through a fresh segment open.
   {
-    auto fh = brook::file_handle::open(f.seg->log_path(), O_RDWR);
+    auto fh = brook::file_handle::open(f.seg->files(), f.seg->log_path(), O_RDWR);
     REQUIRE_OK(fh);
     std::byte b{0x5a};
     REQUIRE_OK(fh->pwrite_all({&b, 1}, 3 * f.batch_size - 1));

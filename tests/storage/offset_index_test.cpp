@@ -13,7 +13,7 @@ TEST_CASE("offset index stores Kafka's 8-byte big-endian entries", "[storage][of
   fs::path p = t / "00000000000000000100.index";
   {
     offset_index idx(offset(100));
-    REQUIRE(idx.open(p, 4096, mode::fresh));
+    REQUIRE(idx.open(*posix_file_system::shared(), p, 4096, mode::fresh));
     CHECK(fs::file_size(p) == 4096);  // preallocated
     idx.append(offset(105), file_pos(0x1234));
     idx.append(offset(300), file_pos(0x20000));
@@ -28,7 +28,7 @@ TEST_CASE("offset index stores Kafka's 8-byte big-endian entries", "[storage][of
 TEST_CASE("offset index lookup finds the greatest entry at or below the target", "[storage][offset_index]") {
   test::temp_dir t;
   offset_index idx(offset(1000));
-  REQUIRE(idx.open(t / "i", 8 * 100, mode::fresh));
+  REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 100, mode::fresh));
   for (int i = 1; i <= 50; ++i) idx.append(offset(1000 + 10 * i), file_pos(100 * i));
   CHECK(idx.lookup(offset(999)).position == file_pos(0));
   CHECK(idx.lookup(offset(1005)).offset == offset(1000));  // before the first entry: segment start
@@ -44,7 +44,7 @@ TEST_CASE("offset index lookup finds the greatest entry at or below the target",
 TEST_CASE("offset index sanity check rejects entries a log cannot have", "[storage][offset_index]") {
   test::temp_dir t;
   offset_index idx(offset(0));
-  REQUIRE(idx.open(t / "i", 8 * 10, mode::fresh));
+  REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::fresh));
   idx.append(offset(5), file_pos(100));
   idx.append(offset(9), file_pos(200));
   CHECK(idx.sanity_check(1000, offset(10)));
@@ -57,7 +57,7 @@ TEST_CASE("offset index sanity check rejects entries a log cannot have", "[stora
 TEST_CASE("an index fills at segment.index.bytes", "[storage][offset_index]") {
   test::temp_dir t;
   offset_index idx(offset(0));
-  REQUIRE(idx.open(t / "i", 8 * 3, mode::fresh));
+  REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 3, mode::fresh));
   for (int i = 0; i < 3; ++i) {
     CHECK_FALSE(idx.full());
     idx.append(offset(i), file_pos(i * 10));
@@ -69,18 +69,18 @@ TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[s
   test::temp_dir t;
   {
     offset_index idx(offset(0));
-    REQUIRE(idx.open(t / "i", 8 * 10, mode::fresh));
+    REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::fresh));
     idx.append(offset(3), file_pos(10));
     REQUIRE(idx.trim_and_sync());
   }
   {
     offset_index idx(offset(0));
-    REQUIRE(idx.open(t / "i", 0, mode::read_only));
+    REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 0, mode::read_only));
     CHECK(idx.entries() == 1);
     CHECK(fs::file_size(t / "i") == 8);
   }
   offset_index idx(offset(0));
-  REQUIRE(idx.open(t / "i", 8 * 10, mode::keep));
+  REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::keep));
   CHECK(idx.entries() == 1);
   idx.append(offset(7), file_pos(20));
   CHECK(idx.lookup(offset(8)).position == file_pos(20));

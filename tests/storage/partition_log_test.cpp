@@ -8,6 +8,8 @@
 #include <thread>
 
 #include <brook/storage/partition_log.hpp>
+#include <brook/testing/crash.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
@@ -16,6 +18,7 @@ using namespace brook;
 using brook::test::make_batch;
 using brook::test::read_all;
 using brook::test::temp_dir;
+using brook::testing::manual_clock;
 
 namespace {
 
@@ -405,7 +408,7 @@ TEST_CASE("an unclean shutdown rescans what was not checkpointed", "[storage][pa
     REQUIRE(log->close());
   }
   // Simulate an unclean state: recovery point far behind, torn bytes at the end.
-  REQUIRE(write_checkpoint(d / "recovery-point-offset-checkpoint", {{"t", "0", "0"}}));
+  REQUIRE(write_checkpoint(*posix_file_system::shared(), d / "recovery-point-offset-checkpoint", {{"t", "0", "0"}}));
   fs::path last;
   for (const auto& e : fs::directory_iterator(d))
     if (e.path().extension() == ".log" && e.path() > last) last = e.path();
@@ -655,7 +658,7 @@ TEST_CASE("for_each_record stops when the callback returns false", "[storage][lo
   CHECK(seen.size() == 6);
 }
 
-// ------------------------------------------------------------------ abandon, truncate_fully_and_start_at
+// ------------------------------------------------------------------ crash, truncate_fully_and_start_at
 
 namespace {
 
@@ -682,11 +685,20 @@ std::uint64_t log_file_bytes(const fs::path& d) {
 
 }  // namespace
 
-TEST_CASE("abandon leaves unflushed bytes in the files, writes no checkpoint and frees the directory",
-          "[storage][partition_log][abandon]") {
+// A crash is a close whose file system stopped first (brook/testing/crash.hpp): the log is
+// closed, nothing more reaches the files, the lock is free.
+log_config crashable_config(const std::shared_ptr<testing::faulty_file_system>& disk) {
+  log_config c = small_config();
+  c.files = disk;
+  return c;
+}
+
+TEST_CASE("a crash leaves unflushed bytes in the files, writes no checkpoint and frees the directory",
+          "[storage][partition_log][crash]") {
   temp_dir t;
   const fs::path d = t / "t-0";
-  auto log = open_log(d);
+  auto disk = std::make_shared<testing::faulty_file_system>();
+  auto log = open_log(d, crashable_config(disk));
   for (int i = 0; i < 4; ++i) append_n(*log, 5, 1000, 200);  // past segment.bytes: two segments or more
   REQUIRE(log->flush());
   REQUIRE(log->checkpoint());
@@ -698,18 +710,21 @@ TEST_CASE("abandon leaves unflushed bytes in the files, writes no checkpoint and
   const std::string rp = slurp(d / partition_files::recovery_point_checkpoint);
   CHECK(rp == "0\n1\nt 0 20\n");
 
-  log->abandon();
-  log->abandon();  // twice is fine
+  disk->kill();
+  auto closed = log->close();  // nothing reaches the files: the first write fails
+  REQUIRE_FALSE(closed);
+  CHECK(closed.error() == errc::kafka_storage_error);
+  disk->revive();
+  REQUIRE(log->close());  // twice is fine, and a no-op now
   CHECK(slurp(d / partition_files::recovery_point_checkpoint) == rp);
   CHECK(log_file_bytes(d) == bytes);  // the page cache survives a process crash
   auto late = make_batch(1);
   auto r = log->append(late);
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::closed);
-  REQUIRE(log->close());  // a no-op now: still nothing written
   CHECK(slurp(d / partition_files::recovery_point_checkpoint) == rp);
 
-  // The lock is free while the abandoned object still exists; the next open recovers from
+  // The lock is free while the crashed object still exists; the next open recovers from
   // the recovery point and finds every appended record.
   auto again = partition_log::open(d, small_config());
   REQUIRE(again);
@@ -718,18 +733,18 @@ TEST_CASE("abandon leaves unflushed bytes in the files, writes no checkpoint and
   CHECK((*again)->log_end_offset() == offset(35));
   CHECK(read_all(**again) == before);
   const auto files = dir_files(d);
-  log.reset();  // the abandoned object's destructor writes nothing either
+  log.reset();  // the crashed object's destructor writes nothing either
   CHECK(dir_files(d) == files);
 }
 
-TEST_CASE("abandon with nothing unflushed reopens cleanly from the flushed state",
-          "[storage][partition_log][abandon]") {
+TEST_CASE("a crash with nothing unflushed reopens cleanly from the flushed state", "[storage][partition_log][crash]") {
   temp_dir t;
   const fs::path d = t / "t-0";
-  auto log = open_log(d);
+  auto disk = std::make_shared<testing::faulty_file_system>();
+  auto log = open_log(d, crashable_config(disk));
   append_n(*log, 3);
   REQUIRE(log->flush());
-  log->abandon();
+  testing::crash_close(*log, *disk);
   auto again = open_log(d);
   CHECK(again->log_end_offset() == offset(3));
   CHECK(read_all(*again).size() == 3);
@@ -737,18 +752,20 @@ TEST_CASE("abandon with nothing unflushed reopens cleanly from the flushed state
   CHECK(again->log_end_offset() == offset(5));
 }
 
-// Regression (found by this test, fixed): abandon() documents "Further calls fail with errc::closed",
+// Regression (found by this test, fixed): abandon(), the crash before brook/testing/crash.hpp,
+// documented "Further calls fail with errc::closed",
 // but only append() (and compact()) check closed_: truncate_fully_and_start_at, truncate_to,
 // delete_records_before, roll, flush and checkpoint still run, and delete or rewrite files in
 // a directory whose lock was released (possibly under the next owner). close() has the same gap.
-TEST_CASE("an abandoned log refuses every write and leaves its files alone", "[storage][partition_log][abandon]") {
+TEST_CASE("a crashed log refuses every write and leaves its files alone", "[storage][partition_log][crash]") {
   temp_dir t;
   const fs::path d = t / "t-0";
-  auto log = open_log(d);
+  auto disk = std::make_shared<testing::faulty_file_system>();
+  auto log = open_log(d, crashable_config(disk));
   for (int i = 0; i < 4; ++i) append_n(*log, 5, 1000, 100);
   REQUIRE(log->flush());
   append_n(*log, 5, 1000, 100);
-  log->abandon();
+  testing::crash_close(*log, *disk);  // the disk works again: only closed_ stops the calls below
   const auto files = dir_files(d);
   auto expect_closed = [](const result<void>& r, const char* what) {
     INFO(what);

@@ -38,12 +38,14 @@
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
 
 namespace {
 
 using namespace brook;
+using brook::testing::manual_clock;
 namespace sfs = std::filesystem;
 using steady = std::chrono::steady_clock;
 

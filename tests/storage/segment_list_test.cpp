@@ -63,7 +63,7 @@ TEST_CASE("segment_list: a snapshot keeps removed segments and their bytes alive
   auto first_bytes = snap[0]->bytes(file_pos{0}, snap[0]->size());
   std::vector<std::byte> copy(first_bytes.begin(), first_bytes.end());
   auto gone = f.list.pop_front(2);
-  segment::remove_files(f.t.path(), gone[0]->base_offset());
+  segment::remove_files(*posix_file_system::shared(), f.t.path(), gone[0]->base_offset());
   gone.clear();
   REQUIRE(snap.size() == 3);
   auto again = snap[0]->bytes(file_pos{0}, snap[0]->size());

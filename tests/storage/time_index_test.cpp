@@ -13,7 +13,7 @@ TEST_CASE("time index keeps increasing timestamps in Kafka's 12-byte entries", "
   fs::path p = t / "00000000000000000010.timeindex";
   {
     time_index idx(offset(10));
-    REQUIRE(idx.open(p, 12 * 10, mode::fresh));
+    REQUIRE(idx.open(*posix_file_system::shared(), p, 12 * 10, mode::fresh));
     CHECK(idx.last().timestamp == -1);
     idx.maybe_append(1000, offset(12));
     idx.maybe_append(900, offset(15));   // older: ignored
@@ -34,7 +34,7 @@ TEST_CASE("time index keeps increasing timestamps in Kafka's 12-byte entries", "
   CHECK(std::vector<unsigned char>(b.begin(), b.begin() + 12) ==
         std::vector<unsigned char>{0, 0, 0, 0, 0, 0, 0x03, 0xE8, 0, 0, 0, 2});
   time_index idx(offset(10));
-  REQUIRE(idx.open(p, 12 * 10, mode::keep));
+  REQUIRE(idx.open(*posix_file_system::shared(), p, 12 * 10, mode::keep));
   idx.truncate_to_offset(offset(20));
   CHECK(idx.entries() == 1);
 }

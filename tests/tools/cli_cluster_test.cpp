@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include <brook/replication/cluster.hpp>
+#include <brook/testing/manual_clock.hpp>
 
 #include "support/checks.hpp"
 #include "support/cli_runner.hpp"
@@ -35,6 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace brook;
+using brook::testing::manual_clock;
 using namespace brook::test::cli;
 
 /// A 3-broker cluster on a manual clock under `root`.
@@ -187,8 +189,9 @@ TEST_CASE("cluster --describe: leaders, ISRs, high watermarks, under-replicated 
     CHECK(contains(r.err, "note: a running process owns the data directory of brokers 1,2,3"));
   }
 
-  // The solo topic's only broker crashes: solo-0 goes offline and orders loses a replica.
-  REQUIRE_OK(f.c->crash_broker(solo_broker, crash_mode::process));
+  // The solo topic's only broker dies (no controlled shutdown): solo-0 goes offline and
+  // orders loses a replica.
+  REQUIRE_OK(f.c->stop_broker(solo_broker, shutdown_mode::uncontrolled));
   f.steps(100);  // 10 s: past broker.session.timeout.ms (9 s): fenced, out of every ISR
   f.produce_all("orders", 0, 2);
   f.steps(60);

@@ -115,7 +115,7 @@ class cluster_reader {
   std::optional<offset> checkpointed_hw(broker_id id, const std::string& topic, partition_id p) {
     const fs::path file =
         broker_dir(id) / fmt::format("{}-{}", topic, p) / partition_files::replication_offset_checkpoint;
-    auto lines = read_checkpoint(file, 3);
+    auto lines = read_checkpoint(*posix_file_system::shared(), file, 3);
     if (!lines) return problem(lines.error()), std::nullopt;
     for (const auto& l : *lines) {
       if (l[0] != topic || l[1] != std::to_string(p.value())) continue;

@@ -16,7 +16,7 @@ result<log_file_reader> log_file_reader::open(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return make_error(errc::invalid_argument, "{}: is a directory, not a .log file", path.string());
-  auto f = file_handle::open(path, O_RDONLY);
+  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY);
   if (!f) return f.error();
   auto sz = f->size();
   if (!sz) return sz.error();
@@ -93,7 +93,7 @@ raw_index read_index(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return out;
   out.present = true;
-  auto f = file_handle::open(path, O_RDONLY);
+  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY);
   if (!f) {
     out.error = f.error().message();
     return out;

@@ -187,8 +187,14 @@ class error {
     if (code_.category() != error_category()) return message_;
     return code_.message() + ": " + message_;
   }
-  /// True when the code is `c` (so `e != errc::timeout` works too).
-  friend bool operator==(const error& e, errc c) noexcept { return e.code_ == make_error_code(c); }
+  /// True when the code is `c` (so `e != errc::timeout` works too). An OS error (errno in
+  /// std::system_category(): a full disk, an I/O error) is Kafka's KAFKA_STORAGE_ERROR, as a
+  /// Java broker turns every IOException of a log into a KafkaStorageException: it equals
+  /// errc::kafka_storage_error and keeps its errno in code().
+  friend bool operator==(const error& e, errc c) noexcept {
+    if (c == errc::kafka_storage_error && e.code_.category() == std::system_category()) return true;
+    return e.code_ == make_error_code(c);
+  }
 
  private:
   std::error_code code_;

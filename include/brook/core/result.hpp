@@ -138,7 +138,7 @@ class [[nodiscard]] result {
     }
   }
 
-  /// errc::none: holds a value; any other code: failed with exactly that code.
+  /// errc::none: holds a value; any other code: failed with that code (error::operator==).
   friend bool operator==(const result& r, errc c) noexcept {
     return r.has_value() ? c == errc::none : std::get<1>(r.v_) == c;
   }
@@ -191,7 +191,7 @@ class [[nodiscard]] result<void> {
     }
   }
 
-  /// errc::none: succeeded; any other code: failed with exactly that code.
+  /// errc::none: succeeded; any other code: failed with that code (error::operator==).
   friend bool operator==(const result& r, errc c) noexcept { return r.ok_ ? c == errc::none : r.err_ == c; }
 
  private:

@@ -22,7 +22,7 @@
 // rebalance_in_progress): its partitions are the new owner's, whose progress stands.
 //
 // Liveness: the member shares a member_liveness with the coordinator instead of running a
-// heartbeat thread: it stays in the group while it exists (until close() or abandon()),
+// heartbeat thread: it stays in the group while it exists (until close()),
 // and is removed when it stays out of poll() longer than max.poll.interval.ms. It then
 // learns on its next poll (on_partitions_lost, rejoin) or commit (refused).
 //
@@ -93,6 +93,19 @@ struct consumer_group_metadata {
   std::optional<std::string> group_instance_id;
 };
 
+/// What group_consumer::close() does besides stopping (Kafka's CloseOptions, KIP-1092).
+struct close_options {
+  /// true: a dynamic member leaves the group, which rebalances at once (Kafka's default).
+  /// false: it keeps its place until session.timeout.ms passes without it (KIP-1092's
+  /// REMAIN_IN_GROUP; what a static member always does).
+  bool leave_group = true;
+  /// true: the owned partitions are revoked through the rebalance listener, after an
+  /// auto-commit when enable.auto.commit is set (Kafka's close). false: neither, so nothing
+  /// polled since the last commit counts as processed: a host stopping because it could not
+  /// process, or a test's crashed process.
+  bool commit_and_revoke = true;
+};
+
 class group_consumer {
  public:
   /// A member of `coordinator`'s groups reading through the coordinator's source (its data
@@ -145,7 +158,7 @@ class group_consumer {
   /// Leaves the group (revoking everything) and drops the subscription.
   result<void> unsubscribe() {
     BROOK_TRY(check_open());
-    auto r = leave(/*commit=*/cfg_.enable_auto_commit);
+    auto r = leave(close_options{});
     subscription_.clear();
     subscription_changed_ = false;
     return r;
@@ -235,21 +248,17 @@ class group_consumer {
   }
 
   /// Commits (with auto-commit), revokes the partitions (listener) and leaves the group; a
-  /// static member does not leave (its session keeps its place, KIP-345). Idempotent.
-  result<void> close() {
+  /// static member does not leave (its session keeps its place, KIP-345). `o` can keep the
+  /// member in the group and skip the commit and callbacks: close({false, false}) stops as a
+  /// crashed process does, and the coordinator removes the member once its session times
+  /// out. Idempotent.
+  result<void> close(close_options o = {}) {
     if (closed_) return ok();
     result<void> r = ok();
-    if (!subscription_.empty() || !member_id_.empty()) r = leave(cfg_.enable_auto_commit);
+    if (!subscription_.empty() || !member_id_.empty()) r = leave(o);
     closed_ = true;
     live_->alive.store(false);
     return r;
-  }
-
-  /// Stops as if the process died: no commit, no leave, no callbacks. The coordinator
-  /// removes the member once its session times out. For tests and simulations.
-  void abandon() {
-    closed_ = true;
-    live_->alive.store(false);
   }
 
  private:
@@ -367,11 +376,13 @@ class group_consumer {
     return inner_.assign(std::vector<topic_partition>(owned_.begin(), owned_.end()));
   }
 
-  result<void> leave(bool commit_first) {
-    if (fenced_) lose_partitions();
-    if (!owned_.empty()) revoke(std::vector<topic_partition>(owned_.begin(), owned_.end()), commit_first);
+  result<void> leave(close_options o) {
+    if (o.commit_and_revoke) {
+      if (fenced_) lose_partitions();
+      if (!owned_.empty()) revoke(std::vector<topic_partition>(owned_.begin(), owned_.end()), cfg_.enable_auto_commit);
+    }
     result<void> r = ok();
-    if (!member_id_.empty() && !cfg_.group_instance_id) {
+    if (o.leave_group && !member_id_.empty() && !cfg_.group_instance_id) {
       r = coord_.leave_group(cfg_.group_id, member_id_);
       if (!r && (r.error() == errc::unknown_member_id || r.error() == errc::illegal_generation)) r = ok();
     }

@@ -29,7 +29,7 @@
 //
 // Time comes from the injected brook::clock: every timeout (sessions, poll interval,
 // rebalance, initial delay, offsets retention) is driven by tick(), so tests use a
-// manual_clock and call tick(); start() runs tick() on a thread the coordinator owns, waking
+// testing::manual_clock and call tick(); start() runs tick() on a thread the coordinator owns, waking
 // at the next deadline (no polling loop).
 //
 // The coordinator runs on a backend (group/coordinator_backend.hpp): a data directory, or a

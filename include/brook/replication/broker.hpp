@@ -21,8 +21,9 @@
 // brook choices: the data directory holds every partition of a topic that has any replica
 // here (data_dir's topics are dense); partitions without a replica here stay empty and are
 // never written. Checkpoints live in the partition directories, as the other checkpoints of
-// brook do (Kafka keeps one file per log dir). crash() abandons the directory without
-// flushing (see cluster.hpp for cutting unflushed bytes).
+// brook do (Kafka keeps one file per log dir). A crash is modelled outside the broker: its
+// file system stops (brook/testing/faulty_file_system.hpp) and it closes uncontrolled, so
+// nothing more reaches its files.
 //
 // Thread-safety: all members are thread-safe. Produce callbacks run on the thread whose call
 // completed them (produce, fetch, tick, apply, close), never under a broker lock.
@@ -53,6 +54,14 @@
 #include <brook/storage/partition_files.hpp>
 
 namespace brook {
+
+/// How a broker stops (Kafka's controlled.shutdown.enable).
+enum class shutdown_mode {
+  /// The controller moves the broker's leaderships away first (cluster::stop_broker does).
+  controlled,
+  /// Nobody is told: the controller finds out by the broker's session timeout.
+  uncontrolled,
+};
 
 struct broker_config {
   broker_id id{0};
@@ -277,7 +286,7 @@ class broker {
     completions done;
     {
       std::lock_guard l(mu_);
-      // close() or crash() may have failed every delayed produce between the append and
+      // close() may have failed every delayed produce between the append and
       // here; this one would then wait for a tick that never comes (nothing ticks a stopped
       // broker), so it fails the way the ones before it did.
       if (stopped_) {
@@ -393,21 +402,28 @@ class broker {
       auto key = topic_partition{part.topic(), part.id()};
       auto it = written_hw_.find(key);
       if (it != written_hw_.end() && it->second == hw) continue;
-      BROOK_TRY(write_checkpoint(part.log().dir() / partition_files::replication_offset_checkpoint,
+      BROOK_TRY(write_checkpoint(*part.log().config().files,
+                                 part.log().dir() / partition_files::replication_offset_checkpoint,
                                  {{part.topic(), std::to_string(part.id().value()), std::to_string(hw)}}));
       written_hw_[key] = hw;
     }
     return ok();
   }
 
-  /// A clean stop: fails delayed produces (not_leader_or_follower), checkpoints high
-  /// watermarks, closes the data directory (flush + checkpoints).
-  result<void> close() {
+  /// Stops: fails delayed produces, checkpoints high watermarks, closes the data directory
+  /// (flush + checkpoints). Delayed produces fail with not_leader_or_follower after a
+  /// controlled shutdown (their clients retry on the new leader), with request_timed_out after
+  /// an uncontrolled one (as a client whose broker went away without answering sees them).
+  /// A write that fails (a dead disk) does not stop the rest: everything is closed, the
+  /// first error returned.
+  result<void> close(shutdown_mode mode = shutdown_mode::controlled) {
     completions done;
     {
       std::lock_guard l(mu_);
       if (closed_ || stopped_) return ok();
-      stopped_ = make_error(errc::not_leader_or_follower, "broker {} is shutting down", cfg_.id);
+      stopped_ = mode == shutdown_mode::controlled
+                     ? make_error(errc::not_leader_or_follower, "broker {} is shutting down", cfg_.id)
+                     : make_error(errc::request_timed_out, "broker {} stopped without a controlled shutdown", cfg_.id);
       fail_all_locked(done, *stopped_);
     }
     run(done);
@@ -421,26 +437,11 @@ class broker {
     return d;
   }
 
-  /// A crash: nothing more is written (data_dir::abandon: no flush, no checkpoint). Delayed
-  /// produces fail with request_timed_out, as a client whose broker vanished sees them.
-  void crash() {
-    completions done;
-    {
-      std::lock_guard l(mu_);
-      if (closed_) return;
-      closed_ = true;
-      stopped_ = make_error(errc::request_timed_out, "broker {} crashed", cfg_.id);
-      fail_all_locked(done, *stopped_);
-    }
-    dd_->abandon();
-    run(done);
-  }
-
   /// Reads a partition's replication-offset-checkpoint: its high watermark, clamped to the
   /// log end; 0 without a checkpoint. Errors: kafka_storage_error (malformed).
   static result<offset> read_high_watermark(const partition& part) {
     const auto path = part.log().dir() / partition_files::replication_offset_checkpoint;
-    auto lines = read_checkpoint(path, 3);
+    auto lines = read_checkpoint(*part.log().config().files, path, 3);
     if (!lines) return lines.error();
     if (lines->empty()) return offset(0);
     auto v = parse_checkpoint_int<std::int64_t>(path, lines->front()[2]);
@@ -530,7 +531,7 @@ class broker {
   timestamp_ms last_hw_checkpoint_ = 0;
   std::uint64_t applied_version_ = 0;
   bool closed_ = false;
-  // Set by close() or crash() when they fail the delayed produces: what a produce whose
+  // Set by close() when they fail the delayed produces: what a produce whose
   // append raced them completes with instead of waiting (see produce()).
   std::optional<brook::error> stopped_;
   std::mutex ckpt_mu_;  // serialises checkpoint writers; guards written_hw_

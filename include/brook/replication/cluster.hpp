@@ -8,7 +8,7 @@
 // Driving it: step() runs one deterministic round at the clock's time: heartbeats, the
 // controller's session check, metadata to the brokers, one fetch round per broker, ISR
 // changes (shrink checks every replica.lag.time.max.ms / 2), brokers' housekeeping. Tests
-// run it with a manual_clock and advance time between steps. start() runs the same work on
+// run it with a testing::manual_clock and advance time between steps. start() runs the same work on
 // threads instead: one fetcher thread per broker (replica.fetch.wait.max.ms long polls on
 // the cluster's data notifier) and one control thread; stop() ends them.
 //
@@ -18,12 +18,11 @@
 // following leadership changes.
 //
 // Failures:
-//   stop_broker(id)      clean shutdown: flush, checkpoints, controlled fencing (leaders move).
-//   crash_broker(id, m)  kill: nothing flushed or checkpointed. crash_mode::process keeps
-//                        what was written (the page cache survives a process crash);
-//                        flush_point cuts every log at its last flush (power loss);
-//                        random_byte cuts at a random byte between the last flush and the
-//                        end (a torn write). The controller notices by the session timeout.
+//   stop_broker(id)      shutdown: flush, checkpoints; controlled by default (the controller
+//                        fences the broker first, its leaderships move at once), or
+//                        shutdown_mode::uncontrolled (the controller notices by the session
+//                        timeout). A crash is an uncontrolled stop whose file system died
+//                        first (cluster_config::broker_files): brook/testing/crash.hpp.
 //   restart_broker(id)   reopens the directory (recovery truncates torn tails, rebuilds
 //                        indexes), registers with a new broker epoch, catches up.
 //   isolate(id)/heal(id) cuts a broker off from everyone (controller, other brokers,
@@ -41,12 +40,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,12 +80,10 @@ struct cluster_config {
   std::chrono::milliseconds broker_heartbeat_interval{2000};
   /// Threads (start()): how often the control thread runs when nothing wakes it.
   std::chrono::milliseconds control_interval{50};
-};
-
-enum class crash_mode {
-  process,      ///< kill -9: what was written survives
-  flush_point,  ///< power loss: everything after the last flush is gone
-  random_byte,  ///< power loss mid-write: cut at a random byte after the last flush
+  /// The file system of each broker's data directory (storage/file_system.hpp), asked at
+  /// every (re)start; null: broker.dir.defaults.files for all. Tests give each broker its
+  /// own, to fail or stop one broker's disk (brook/testing/crash.hpp).
+  std::function<std::shared_ptr<file_system>(broker_id)> broker_files{};
 };
 
 /// One partition as describe() reports it.
@@ -260,38 +256,20 @@ class cluster {
 
   // ------------------------------------------------------------------ failures
 
-  /// A clean shutdown: the broker is fenced first (its leaderships move), then closed.
-  result<void> stop_broker(broker_id id) {
+  /// Stops a broker (broker::close: flush, checkpoints). Controlled: the controller fences it
+  /// first, so its leaderships move at once. Uncontrolled (Kafka's
+  /// controlled.shutdown.enable=false, or a process that dies): nobody is told, the
+  /// controller notices by the session timeout or a restart's re-registration.
+  result<void> stop_broker(broker_id id, shutdown_mode mode = shutdown_mode::controlled) {
     auto b = take(id);
     if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
+    if (mode == shutdown_mode::uncontrolled) return b->close(mode);
     auto f = ctl_->fence_broker(id);
     auto p = propagate();  // leaderships move before the broker spends time flushing
     auto c = b->close();
     BROOK_TRY(p);
     if (!f) return f.error();
     return c;
-  }
-
-  /// A crash; see crash_mode. `seed` picks the cut of random_byte. The controller finds out
-  /// by the session timeout (or a restart's re-registration).
-  result<void> crash_broker(broker_id id, crash_mode mode, std::uint64_t seed = 0) {
-    auto b = take(id);
-    if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
-    // What was flushed, per partition directory, before the crash.
-    std::vector<std::pair<std::filesystem::path, offset>> flushed;
-    for (const auto& t : b->dir().list_topics()) {
-      auto n = b->dir().partition_count(t);
-      for (std::int32_t p = 0; n && p < *n; ++p)
-        if (auto part = b->dir().get_partition(t, partition_id(p)))
-          flushed.emplace_back((*part)->log().dir(), (*part)->log().recovery_point());
-    }
-    b->crash();
-    b.reset();
-    if (mode != crash_mode::process) {
-      std::mt19937_64 rng(seed);
-      for (const auto& [dir, rp] : flushed) BROOK_TRY(cut_after(dir, rp, mode, rng));
-    }
-    return ok();
   }
 
   /// Starts a stopped or crashed broker (or restarts a running one after a clean stop).
@@ -305,6 +283,7 @@ class cluster {
     broker_config bc = cfg_.broker;
     bc.id = id;
     bc.dir.notifier = data_;
+    if (cfg_.broker_files) bc.dir.defaults.files = cfg_.broker_files(id);
     auto b = brook::broker::open(broker_dir(root_, id), bc);
     if (!b) return b.error();
     std::shared_ptr<brook::broker> sb(std::move(*b));
@@ -649,88 +628,6 @@ class cluster {
       cl.lock();
       control_cv_.wait_for(cl, cfg_.control_interval, [&] { return stop_.load(); });
     }
-  }
-
-  /// Cuts the log under `dir` after offset `rp` (its last flush): at rp, or at a random byte
-  /// of what follows. Segments after the cut are removed whole.
-  static result<void> cut_after(const std::filesystem::path& dir, offset rp, crash_mode mode, std::mt19937_64& rng) {
-    namespace sfs = std::filesystem;
-    std::vector<std::pair<offset, sfs::path>> segs;
-    std::error_code ec;
-    for (const auto& de : sfs::directory_iterator(dir, ec))
-      if (de.path().extension() == partition_files::log_suffix)
-        if (auto base = partition_files::parse_base(de.path().stem().string())) segs.emplace_back(*base, de.path());
-    std::sort(segs.begin(), segs.end());
-    // The segment holding rp, and the byte where rp starts in it.
-    std::size_t first = 0;
-    for (std::size_t i = 0; i < segs.size(); ++i)
-      if (segs[i].first <= rp) first = i;
-    std::vector<std::uint64_t> start(segs.size(), 0), size(segs.size(), 0);
-    std::uint64_t total = 0;
-    for (std::size_t i = first; i < segs.size(); ++i) {
-      size[i] = sfs::file_size(segs[i].second, ec);
-      if (i == first) start[i] = byte_of_offset(segs[i].second, rp, size[i]);
-      total += size[i] - start[i];
-    }
-    std::uint64_t k = 0;
-    if (mode == crash_mode::random_byte && total > 0) k = std::uniform_int_distribution<std::uint64_t>(0, total)(rng);
-    bool cut = false;
-    for (std::size_t i = first; i < segs.size(); ++i) {
-      if (cut) {
-        segment::remove_files(dir, segs[i].first);
-        continue;
-      }
-      const std::uint64_t avail = size[i] - start[i];
-      if (k >= avail && i + 1 < segs.size()) {
-        k -= avail;
-        continue;
-      }
-      BROOK_TRY(cut_file(segs[i].second, start[i] + std::min(k, avail)));
-      cut = true;
-    }
-    return ok();
-  }
-
-  /// Keeps the first `len` bytes of `p`: a new file renamed over it, so whoever still maps the
-  /// old inode (another broker's fetch in flight, a consumer's slice) keeps valid bytes, where
-  /// ftruncate would make their next access fault (SIGBUS).
-  static result<void> cut_file(const std::filesystem::path& p, std::uint64_t len) {
-    auto tmp = p;
-    tmp += ".crash-cut";
-    {
-      std::ifstream in(p, std::ios::binary);
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!in || !out) return make_error(errc::kafka_storage_error, "cut {}: cannot open", p.string());
-      std::vector<char> buf(1 << 16);
-      for (std::uint64_t left = len; left > 0;) {
-        const auto n = static_cast<std::streamsize>(std::min<std::uint64_t>(left, buf.size()));
-        if (!in.read(buf.data(), n) || !out.write(buf.data(), n))
-          return make_error(errc::kafka_storage_error, "cut {}: copy failed", p.string());
-        left -= static_cast<std::uint64_t>(n);
-      }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, p, ec);
-    if (ec) return make_system_error(ec.value(), "cut {}: rename", p.string());
-    return ok();
-  }
-
-  /// Byte position of the first batch at or after `o` in a segment file (its size if none).
-  static std::uint64_t byte_of_offset(const std::filesystem::path& p, offset o, std::uint64_t size) {
-    std::ifstream in(p, std::ios::binary);
-    std::uint64_t pos = 0;
-    std::byte hdr[12];
-    while (pos + 12 <= size) {
-      in.seekg(static_cast<std::streamoff>(pos));
-      if (!in.read(reinterpret_cast<char*>(hdr), 12)) break;
-      std::int64_t base = 0;
-      std::int32_t len = 0;
-      for (int i = 0; i < 8; ++i) base = (base << 8) | static_cast<std::int64_t>(std::to_integer<std::uint8_t>(hdr[i]));
-      for (int i = 8; i < 12; ++i) len = (len << 8) | static_cast<std::int32_t>(std::to_integer<std::uint8_t>(hdr[i]));
-      if (len <= 0 || base >= o.value()) break;
-      pos += 12 + static_cast<std::uint64_t>(len);
-    }
-    return std::min(pos, size);
   }
 
   const std::filesystem::path root_;

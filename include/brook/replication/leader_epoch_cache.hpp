@@ -80,10 +80,11 @@ class leader_epoch_cache {
 
   /// Loads `<partition_dir>/leader-epoch-checkpoint` (missing -> empty cache). The directory
   /// is not created; writes fail while it does not exist. Errors: kafka_storage_error with the
-  /// file and line for a malformed or non-monotonic file.
-  static result<std::unique_ptr<leader_epoch_cache>> open(const fs::path& partition_dir) {
+  /// file and line for a malformed or non-monotonic file. `files` (the I/O seam) must outlive
+  /// the cache.
+  static result<std::unique_ptr<leader_epoch_cache>> open(const fs::path& partition_dir, file_system& files) {
     fs::path path = partition_dir / partition_files::leader_epoch_checkpoint;
-    auto lines = read_checkpoint(path, 2);
+    auto lines = read_checkpoint(files, path, 2);
     if (!lines) return lines.error();
     std::vector<epoch_entry> entries;
     entries.reserve(lines->size());
@@ -104,14 +105,14 @@ class leader_epoch_cache {
                                e.epoch, e.start_offset, entries.back().epoch, entries.back().start_offset));
       entries.push_back(e);
     }
-    std::unique_ptr<leader_epoch_cache> c(new leader_epoch_cache(std::move(path)));
+    std::unique_ptr<leader_epoch_cache> c(new leader_epoch_cache(std::move(path), &files));
     c->entries_ = std::move(entries);
     return c;
   }
 
   /// A cache with no file (tests, models, a replica that does not persist). Never fails.
   static std::unique_ptr<leader_epoch_cache> in_memory() {
-    return std::unique_ptr<leader_epoch_cache>(new leader_epoch_cache(fs::path{}));
+    return std::unique_ptr<leader_epoch_cache>(new leader_epoch_cache(fs::path{}, nullptr));
   }
 
   leader_epoch_cache(const leader_epoch_cache&) = delete;
@@ -290,7 +291,7 @@ class leader_epoch_cache {
   }
 
  private:
-  explicit leader_epoch_cache(fs::path path) : path_(std::move(path)) {}
+  leader_epoch_cache(fs::path path, file_system* files) : path_(std::move(path)), files_(files) {}
 
   template <typename Int>
   static std::optional<Int> parse_int(const std::string& tok) {
@@ -343,7 +344,7 @@ class leader_epoch_cache {
 
   result<void> write(const std::vector<std::vector<std::string>>& lines) {
     if (path_.empty()) return ok();
-    return write_checkpoint(path_, lines);
+    return write_checkpoint(*files_, path_, lines);
   }
 
   // Applies `f` to the entries under the exclusive lock; when it reports a change, writes the
@@ -363,6 +364,7 @@ class leader_epoch_cache {
   }
 
   const fs::path path_;
+  file_system* const files_;          // null with no file
   mutable std::shared_mutex mu_;      // guards entries_
   std::mutex write_mu_;               // serialises changes and file writes, taken before mu_
   std::vector<epoch_entry> entries_;  // epochs and start offsets strictly increasing

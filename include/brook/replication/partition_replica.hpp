@@ -129,7 +129,7 @@ class partition_replica {
   /// no role. Errors: the cache's (kafka_storage_error for a malformed file, OS errors).
   static result<std::unique_ptr<partition_replica>> open(brook::broker_id id, std::shared_ptr<partition> part,
                                                          replica_config cfg = {}) {
-    auto cache = leader_epoch_cache::open(part->log().dir());
+    auto cache = leader_epoch_cache::open(part->log().dir(), *part->log().config().files);
     if (!cache) return cache.error();
     return open(id, std::move(part), std::move(*cache), cfg);
   }

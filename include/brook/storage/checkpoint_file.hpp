@@ -17,7 +17,6 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -33,13 +32,13 @@ namespace brook {
 
 /// Reads a checkpoint whose lines have `fields` space-separated tokens. A missing file is
 /// an empty list; a malformed one is kafka_storage_error naming the file and line.
-inline result<std::vector<std::vector<std::string>>> read_checkpoint(const fs::path& path, std::size_t fields,
-                                                                     int expected_version = 0) {
+inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system& files, const fs::path& path,
+                                                                     std::size_t fields, int expected_version = 0) {
   std::vector<std::vector<std::string>> out;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
-  std::ifstream in(path);
-  if (!in) return make_error(errc::kafka_storage_error, "{}: cannot be read", path.string());
+  if (!files.exists(path).value_or(false)) return out;
+  auto text = read_small_file(files, path);
+  if (!text) return make_error(errc::kafka_storage_error, "{}: cannot be read ({})", path.string(), text.error());
+  std::istringstream in(std::move(*text));
   std::string line;
   auto bad = [&](std::size_t lineno, std::string_view why) {
     return make_error(errc::kafka_storage_error, "{} line {}: {}", path.string(), lineno, why);
@@ -65,22 +64,11 @@ inline result<std::vector<std::vector<std::string>>> read_checkpoint(const fs::p
 }
 
 /// Atomically replaces `path` with a checkpoint of `lines` (each a list of tokens).
-inline result<void> write_checkpoint(const fs::path& path, const std::vector<std::vector<std::string>>& lines,
-                                     int version = 0) {
+inline result<void> write_checkpoint(file_system& files, const fs::path& path,
+                                     const std::vector<std::vector<std::string>>& lines, int version = 0) {
   std::string text = fmt::format("{}\n{}\n", version, lines.size());
   for (const auto& l : lines) text += fmt::format("{}\n", fmt::join(l, " "));
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    auto f = file_handle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-    if (!f) return f.error();
-    BROOK_TRY(f->pwrite_all(as_bytes(text), 0));
-    BROOK_TRY(f->sync());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return error(ec, fmt::format("rename {} to {}", tmp.string(), path.string()));
-  return sync_directory(path.parent_path());
+  return replace_file(files, path, text);
 }
 
 /// Parses an integer token of a checkpoint line.

@@ -7,7 +7,7 @@
 // It creates, lists, describes, grows and deletes topics, hands out partitions to
 // producers and consumers, and runs housekeeping (retention, flush.ms, segment.ms, the log
 // cleaner for cleanup.policy=compact) from tick(): call it yourself (deterministic tests
-// drive it with a manual_clock) or let start_housekeeping() run it on a thread the data_dir
+// drive it with a testing::manual_clock) or let start_housekeeping() run it on a thread the data_dir
 // owns.
 //
 // A second process that opens the same directory for writing gets log_dir_locked and
@@ -86,6 +86,7 @@ class data_dir {
   /// Opens (creating when writable) the directory, takes its lock, and opens every partition.
   static result<std::unique_ptr<data_dir>> open(const fs::path& dir, data_dir_options opts = {}) {
     if (!opts.defaults.clock) opts.defaults.clock = make_system_clock();
+    if (!opts.defaults.files) opts.defaults.files = posix_file_system::shared();
     BROOK_TRY(opts.defaults.validate());
     std::unique_ptr<data_dir> d(new data_dir(dir, std::move(opts)));
     BROOK_TRY(d->load());
@@ -95,6 +96,8 @@ class data_dir {
   const fs::path& path() const noexcept { return dir_; }
   bool read_only() const noexcept { return opts_.read_only; }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return opts_.defaults.clock; }
+  /// The file system its files go through (data_dir_options::defaults.files).
+  file_system& files() const noexcept { return *opts_.defaults.files; }
   /// Bumped on every append that moves a high watermark, and on topic changes (shared
   /// when data_dir_options::notifier was given).
   brook::notifier& notifier() noexcept { return *notify_; }
@@ -281,20 +284,9 @@ class data_dir {
     return hk_last_error_;
   }
 
-  /// A crash, for fault injection: stops housekeeping and abandons every partition log
-  /// (partition_log::abandon: nothing flushed, no checkpoint written), releases the lock.
-  void abandon() {
-    stop_housekeeping();
-    std::unique_lock lk(mu_);
-    if (closed_) return;
-    closed_ = true;
-    for (auto& [_, ts] : topics_)
-      for (auto& p : ts.partitions) p->log().abandon();
-    lock_.reset();
-    notify_->notify();
-  }
-
-  /// Stops housekeeping, closes every partition cleanly, releases the lock.
+  /// Stops housekeeping, closes every partition (partition_log::close: flush, checkpoints),
+  /// releases the lock. A partition whose close fails is closed all the same; the first
+  /// error is returned.
   result<void> close() {
     stop_housekeeping();
     std::unique_lock lk(mu_);
@@ -342,25 +334,18 @@ class data_dir {
   void remove_partitions(const std::vector<std::shared_ptr<partition>>& parts) {
     for (const auto& p : parts) {
       (void)p->log().close();
-      std::error_code ec;
-      fs::remove_all(p->log().dir(), ec);
+      (void)files().remove_all(p->log().dir());
     }
   }
 
   /// Removes every `<name>-<n>` directory of a topic.
   result<void> remove_partition_dirs(const std::string& name) {
-    std::error_code ec;
-    std::vector<fs::path> doomed;
-    for (const auto& de : fs::directory_iterator(dir_, ec)) {
-      auto tp = parse_partition_dir(de.path().filename().string());
-      if (de.is_directory() && tp && tp->first == name) doomed.push_back(de.path());
+    BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
+    for (const auto& de : entries) {
+      auto tp = parse_partition_dir(de.path.filename().string());
+      if (de.kind == file_kind::directory && tp && tp->first == name) BROOK_TRY(files().remove_all(de.path));
     }
-    if (ec) return error(ec, fmt::format("list {}", dir_.string()));
-    for (const auto& d : doomed) {
-      fs::remove_all(d, ec);
-      if (ec) return error(ec, fmt::format("remove {}", d.string()));
-    }
-    return sync_directory(dir_);
+    return files().sync_directory(dir_);
   }
 
   static brook::error unknown_topic(const std::string& name) {
@@ -388,18 +373,7 @@ class data_dir {
   result<void> save_configs_locked() {
     std::map<std::string, topic_config> all;
     for (const auto& [n, ts] : topics_) all[n] = ts.config;
-    std::string text = detail::format_topic_configs(all);
-    fs::path tmp = dir_ / (std::string(configs_file) + ".tmp");
-    {
-      auto f = file_handle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-      if (!f) return f.error();
-      BROOK_TRY(f->pwrite_all(as_bytes(text), 0));
-      BROOK_TRY(f->sync());
-    }
-    std::error_code ec;
-    fs::rename(tmp, dir_ / configs_file, ec);
-    if (ec) return error(ec, fmt::format("rename {}", tmp.string()));
-    return sync_directory(dir_);
+    return replace_file(files(), dir_ / configs_file, detail::format_topic_configs(all));
   }
 
   /// `<topic>-<n>` split at the last '-', if n is a partition number.
@@ -411,45 +385,42 @@ class data_dir {
     return std::make_pair(name.substr(0, dash), std::stoi(name.substr(dash + 1)));
   }
 
-  result<void> load() {
-    std::error_code ec;
-    if (!fs::exists(dir_, ec)) {
+  /// Creates a missing directory (writable opens) and takes its .lock.
+  result<void> prepare_directory() {
+    const file_kind k = files().kind(dir_).value_or(file_kind::none);
+    if (k == file_kind::none) {
       if (opts_.read_only) return make_error(errc::log_dir_not_found, "{}: no such data directory", dir_.string());
-      fs::create_directories(dir_, ec);
-      if (ec) return error(ec, fmt::format("create directory {}", dir_.string()));
-    } else if (!fs::is_directory(dir_, ec)) {
+      BROOK_TRY(files().create_directories(dir_));
+    } else if (k != file_kind::directory) {
       return make_error(errc::kafka_storage_error, "{}: not a directory", dir_.string());
     }
-    if (!opts_.read_only) {
-      auto f = file_handle::open(dir_ / lock_file, O_RDWR | O_CREAT);
-      if (!f) return f.error();
-      if (::flock(f->fd(), LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-          return make_error(errc::log_dir_locked,
-                            "{}: the data directory is in use by another process (its .lock is held)", dir_.string());
-        return make_system_error(errno, "flock {}", (dir_ / lock_file).string());
-      }
-      lock_ = std::move(*f);
-    }
+    if (opts_.read_only) return ok();
+    BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files(), dir_ / lock_file, O_RDWR | O_CREAT));
+    BROOK_TRY_ASSIGN(const bool locked, f.try_lock());
+    if (!locked)
+      return make_error(errc::log_dir_locked, "{}: the data directory is in use by another process (its .lock is held)",
+                        dir_.string());
+    lock_ = std::move(f);
+    return ok();
+  }
 
+  result<void> load() {
+    BROOK_TRY(prepare_directory());
     // Topic configs.
     std::map<std::string, topic_config> configs;
     fs::path cfgp = dir_ / configs_file;
-    if (fs::exists(cfgp, ec)) {
-      std::ifstream in(cfgp, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      auto parsed = detail::parse_topic_configs(ss.str(), cfgp.string());
-      if (!parsed) return parsed.error();
-      configs = std::move(*parsed);
+    if (files().exists(cfgp).value_or(false)) {
+      BROOK_TRY_ASSIGN(const std::string text, read_small_file(files(), cfgp));
+      BROOK_TRY_ASSIGN(configs, detail::parse_topic_configs(text, cfgp.string()));
     }
 
     // Partition directories: every one must belong to a topic; topics found only on disk
     // (a copied Kafka log dir) are adopted with default settings.
     std::map<std::string, std::int32_t> seen;  // topic -> highest partition + 1
-    for (const auto& de : fs::directory_iterator(dir_, ec)) {
-      std::string name = de.path().filename().string();
-      if (!de.is_directory()) continue;                            // .lock, topic-configs, Kafka's checkpoint files
+    BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
+    for (const auto& de : entries) {
+      std::string name = de.path.filename().string();
+      if (de.kind != file_kind::directory) continue;               // .lock, topic-configs, Kafka's checkpoint files
       if (name.size() > 7 && name.ends_with("-delete")) continue;  // Kafka's pending deletions
       auto tp = parse_partition_dir(name);
       if (!tp || !validate_topic_name(tp->first))
@@ -457,7 +428,6 @@ class data_dir {
                           dir_.string(), name);
       seen[tp->first] = std::max(seen[tp->first], tp->second + 1);
     }
-    if (ec) return error(ec, fmt::format("list {}", dir_.string()));
     bool adopted = false;
     for (const auto& [t, n] : seen) {
       auto& tc = configs[t];
@@ -485,7 +455,7 @@ class data_dir {
       ts.log_config = *cfg;
       for (std::int32_t p = 0; p < tc.partitions; ++p) {
         fs::path pd = dir_ / fmt::format("{}-{}", name, p);
-        if (opts_.read_only && !fs::exists(pd, ec)) {
+        if (opts_.read_only && !files().exists(pd).value_or(false)) {
           // A read-only view of a topic the owner is still creating: show the partitions
           // that exist so far (partition n is always at index n).
           ts.config.partitions = p;

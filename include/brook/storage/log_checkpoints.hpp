@@ -28,7 +28,8 @@ namespace brook {
 
 class log_checkpoints {
  public:
-  explicit log_checkpoints(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  /// `files` must outlive this object.
+  log_checkpoints(std::filesystem::path dir, file_system& files) : dir_(std::move(dir)), files_(files) {}
 
   /// Reads the three files; a missing file leaves its value unset.
   result<void> load() {
@@ -68,7 +69,7 @@ class log_checkpoints {
  private:
   result<std::optional<offset>> read_one(std::string_view name) const {
     const auto path = dir_ / name;
-    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(path, 3));
+    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(files_, path, 3));
     if (lines.empty()) return std::optional<offset>();
     BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, lines.front()[2]));
     return std::optional<offset>(offset(v));
@@ -77,12 +78,13 @@ class log_checkpoints {
   result<void> write_if_changed(std::string_view name, std::optional<offset>& on_disk, offset v) {
     if (on_disk == v) return ok();
     auto [topic, part] = topic_partition_of(dir_);
-    BROOK_TRY(write_checkpoint(dir_ / name, {{topic, std::to_string(part), std::to_string(v.value())}}));
+    BROOK_TRY(write_checkpoint(files_, dir_ / name, {{topic, std::to_string(part), std::to_string(v.value())}}));
     on_disk = v;
     return ok();
   }
 
   std::filesystem::path dir_;
+  file_system& files_;
   std::optional<offset> recovery_point_, log_start_, cleaner_;
 };
 

@@ -313,7 +313,7 @@ class cleaned_segment_writer {
   /// Creates the files; `source_bytes` (the segment being cleaned) sizes the indexes.
   result<void> open(std::uint64_t source_bytes) {
     open_ = true;  // (leftovers of an earlier, failed pass are truncated below)
-    auto f = file_handle::open(log_path(), O_RDWR | O_CREAT | O_TRUNC);
+    auto f = file_handle::open(files(), log_path(), O_RDWR | O_CREAT | O_TRUNC);
     if (!f) return f.error();
     log_ = std::move(*f);
     using mode = detail::index_file::mode;
@@ -321,8 +321,9 @@ class cleaned_segment_writer {
     std::size_t est =
         static_cast<std::size_t>(2 * source_bytes / std::max<std::uint32_t>(cfg_.index_interval_bytes, 1) + 4);
     std::size_t cap = std::max(static_cast<std::size_t>(cfg_.segment_index_bytes), est * time_index::entry_size);
-    BROOK_TRY(oindex_.open(with_suffix(partition_files::index(dir_, base_), ".cleaned"), cap, mode::fresh));
-    BROOK_TRY(tindex_.open(with_suffix(partition_files::time_index(dir_, base_), ".cleaned"), cap, mode::fresh));
+    BROOK_TRY(oindex_.open(files(), with_suffix(partition_files::index(dir_, base_), ".cleaned"), cap, mode::fresh));
+    BROOK_TRY(
+        tindex_.open(files(), with_suffix(partition_files::time_index(dir_, base_), ".cleaned"), cap, mode::fresh));
     buf_.reserve(buffer_bytes);
     return ok();
   }
@@ -356,10 +357,9 @@ class cleaned_segment_writer {
   /// Removes the .cleaned files (an unchanged segment, or an aborted pass).
   void discard() noexcept {
     log_.reset();
-    std::error_code ec;
-    fs::remove(log_path(), ec);
-    fs::remove(with_suffix(partition_files::index(dir_, base_), ".cleaned"), ec);
-    fs::remove(with_suffix(partition_files::time_index(dir_, base_), ".cleaned"), ec);
+    (void)files().remove(log_path());
+    (void)files().remove(with_suffix(partition_files::index(dir_, base_), ".cleaned"));
+    (void)files().remove(with_suffix(partition_files::time_index(dir_, base_), ".cleaned"));
     open_ = false;
   }
 
@@ -368,6 +368,8 @@ class cleaned_segment_writer {
 
  private:
   static constexpr std::size_t buffer_bytes = 1 << 20;
+
+  file_system& files() const { return files_or_posix(cfg_.files); }
 
   result<void> flush_buffer() {
     if (buf_.empty()) return ok();
@@ -542,32 +544,26 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
 }
 
 /// Steps 2 and 3 of the swap protocol for segment `base` (step 1 is cleaned_segment_writer).
-inline result<void> commit_cleaned_segment(const fs::path& dir, offset base,
+inline result<void> commit_cleaned_segment(file_system& fsys, const fs::path& dir, offset base,
                                            const std::function<result<void>(clean_step, offset)>& on_step) {
   auto step = [&](clean_step s) -> result<void> { return on_step ? on_step(s, base) : ok(); };
-  auto rename = [](const fs::path& from, const fs::path& to) -> result<void> {
-    std::error_code ec;
-    fs::rename(from, to, ec);
-    if (ec) return error(ec, fmt::format("rename {} to {}", from.string(), to.string()));
-    return ok();
-  };
   const fs::path files[] = {partition_files::index(dir, base), partition_files::time_index(dir, base),
                             partition_files::log(dir, base)};  // the log last in both rounds
-  for (const auto& f : files) BROOK_TRY(rename(with_suffix(f, ".cleaned"), with_suffix(f, ".swap")));
-  BROOK_TRY(sync_directory(dir));
+  for (const auto& f : files) BROOK_TRY(fsys.rename(with_suffix(f, ".cleaned"), with_suffix(f, ".swap")));
+  BROOK_TRY(fsys.sync_directory(dir));
   BROOK_TRY(step(clean_step::swap_committed));
-  BROOK_TRY(rename(with_suffix(files[0], ".swap"), files[0]));
-  BROOK_TRY(rename(with_suffix(files[1], ".swap"), files[1]));
+  BROOK_TRY(fsys.rename(with_suffix(files[0], ".swap"), files[0]));
+  BROOK_TRY(fsys.rename(with_suffix(files[1], ".swap"), files[1]));
   BROOK_TRY(step(clean_step::indexes_swapped));
-  BROOK_TRY(rename(with_suffix(files[2], ".swap"), files[2]));
-  BROOK_TRY(sync_directory(dir));
+  BROOK_TRY(fsys.rename(with_suffix(files[2], ".swap"), files[2]));
+  BROOK_TRY(fsys.sync_directory(dir));
   return step(clean_step::log_swapped);
 }
 
 /// Whether the file at `path` is a complete cleaned segment for [base, end): whole valid
 /// batches (CRC and records checked), offsets increasing from base, all below `end`.
-inline bool is_complete_cleaned_log(const fs::path& path, offset base, offset end) {
-  auto f = file_handle::open(path, O_RDONLY);
+inline bool is_complete_cleaned_log(file_system& files, const fs::path& path, offset base, offset end) {
+  auto f = file_handle::open(files, path, O_RDONLY);
   if (!f) return false;
   auto sz = f->size();
   if (!sz) return false;
@@ -587,24 +583,23 @@ inline bool is_complete_cleaned_log(const fs::path& path, offset base, offset en
 /// Recovery of interrupted swaps (see the header comment). `swaps` are the `<b>.log.swap`
 /// files found, `bases` the sorted bases of the `.log` files. Completes what can be
 /// completed (reporting it) and returns the swap files to delete as leftovers.
-inline result<std::vector<fs::path>> complete_log_swaps(const fs::path& dir, const std::vector<offset>& bases,
+inline result<std::vector<fs::path>> complete_log_swaps(file_system& files, const fs::path& dir,
+                                                        const std::vector<offset>& bases,
                                                         const std::vector<std::pair<offset, fs::path>>& swaps,
                                                         bool read_only, recovery_report& report) {
   std::vector<fs::path> leftovers;
   for (const auto& [base, path] : swaps) {
     auto it = std::lower_bound(bases.begin(), bases.end(), base);
     const bool completable = !read_only && it != bases.end() && *it == base && it + 1 != bases.end() &&
-                             is_complete_cleaned_log(path, base, *(it + 1));
+                             is_complete_cleaned_log(files, path, base, *(it + 1));
     if (!completable) {
       leftovers.push_back(path);
       continue;
     }
-    std::error_code ec;
-    fs::remove(partition_files::index(dir, base), ec);  // old or new: rebuilt from the log either way
-    fs::remove(partition_files::time_index(dir, base), ec);
-    fs::rename(path, partition_files::log(dir, base), ec);
-    if (ec) return error(ec, fmt::format("rename {}", path.string()));
-    BROOK_TRY(sync_directory(dir));
+    (void)files.remove(partition_files::index(dir, base));  // old or new: rebuilt from the log either way
+    (void)files.remove(partition_files::time_index(dir, base));
+    BROOK_TRY(files.rename(path, partition_files::log(dir, base)));
+    BROOK_TRY(files.sync_directory(dir));
     report.clean = false;
     report.events.push_back(fmt::format("{}: completed an interrupted log-cleaner swap", path.string()));
   }

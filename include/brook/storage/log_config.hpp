@@ -14,6 +14,7 @@
 #include <brook/core/clock.hpp>
 #include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
+#include <brook/storage/file_system.hpp>
 
 namespace brook {
 
@@ -95,6 +96,9 @@ struct log_config {
   std::chrono::milliseconds min_compaction_lag{0};
   /// Where time comes from (rolling, retention, flush.ms, LogAppendTime). Null = system clock.
   std::shared_ptr<const brook::clock> clock{};
+  /// Where file operations go (storage/file_system.hpp, the I/O seam). Null = the kernel's
+  /// (posix_file_system::shared()).
+  std::shared_ptr<file_system> files{};
 
   /// Checks every value is in its domain; invalid_config names the first one that is not.
   result<void> validate() const {

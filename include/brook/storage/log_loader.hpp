@@ -93,37 +93,36 @@ class log_loader {
 
   /// Creates a missing directory (writable opens) and takes the writer's flock.
   result<void> prepare_directory(loaded_log& out) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dir_, ec)) {
+    const file_kind k = files().kind(dir_).value_or(file_kind::none);
+    if (k == file_kind::none) {
       if (opts_.read_only) return make_error(errc::log_dir_not_found, "{}: no such partition directory", dir_.string());
-      std::filesystem::create_directories(dir_, ec);
-      if (ec) return error(ec, fmt::format("create directory {}", dir_.string()));
-    } else if (!std::filesystem::is_directory(dir_, ec)) {
+      BROOK_TRY(files().create_directories(dir_));
+    } else if (k != file_kind::directory) {
       return make_error(errc::kafka_storage_error, "{}: not a directory", dir_.string());
     }
     if (opts_.read_only) return ok();
-    BROOK_TRY_ASSIGN(file_handle d, file_handle::open(dir_, O_RDONLY | O_DIRECTORY));
-    if (::flock(d.fd(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK)
-        return make_error(errc::log_dir_locked, "{}: another writer has this partition log open", dir_.string());
-      return make_system_error(errno, "flock {}", dir_.string());
-    }
+    BROOK_TRY_ASSIGN(file_handle d, file_handle::open(files(), dir_, O_RDONLY | O_DIRECTORY));
+    BROOK_TRY_ASSIGN(const bool locked, d.try_lock());
+    if (!locked)
+      return make_error(errc::log_dir_locked, "{}: another writer has this partition log open", dir_.string());
     out.dir_lock = std::move(d);
     return ok();
   }
 
+  file_system& files() const { return files_or_posix(config_.files); }
+
   /// Classifies every entry; a foreign file fails the open.
   result<listing> list_directory() {
     listing l;
-    std::error_code ec;
-    for (const auto& de : std::filesystem::directory_iterator(dir_, ec)) {
-      const std::filesystem::path& p = de.path();
+    BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
+    for (const auto& de : entries) {
+      const std::filesystem::path& p = de.path;
       const std::string name = p.filename().string();
       const partition_file f = partition_files::classify(name);
       using kind = partition_file_kind;
       switch (f.kind) {
         case kind::segment_log:
-          if (!de.is_regular_file()) break;  // a directory called <base>.log: foreign
+          if (de.kind != file_kind::regular) break;  // a directory called <base>.log: foreign
           l.bases.push_back(*f.base);
           continue;
         case kind::segment_index:
@@ -134,7 +133,7 @@ class log_loader {
           // A checkpoint write cut short: the checkpoint itself is intact (rename is atomic).
           if (!opts_.read_only) {
             report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
-            std::filesystem::remove(p, ec);
+            (void)files().remove(p);
           }
           continue;
         case kind::log_swap:
@@ -149,7 +148,6 @@ class log_loader {
                         "{}: unexpected file '{}' in a partition directory (not a segment, index or checkpoint)",
                         dir_.string(), name);
     }
-    if (ec) return error(ec, fmt::format("list {}", dir_.string()));
     std::sort(l.bases.begin(), l.bases.end());
     return l;
   }
@@ -157,18 +155,18 @@ class log_loader {
   /// Completes the cleaner's swaps and removes orphans and indexes without a log (they would
   /// be rebuilt anyway).
   result<void> remove_leftovers(listing& l) {
-    BROOK_TRY_ASSIGN(auto left, detail::complete_log_swaps(dir_, l.bases, l.log_swaps, opts_.read_only, report_));
+    BROOK_TRY_ASSIGN(auto left,
+                     detail::complete_log_swaps(files(), dir_, l.bases, l.log_swaps, opts_.read_only, report_));
     l.orphans.insert(l.orphans.end(), left.begin(), left.end());
-    std::error_code ec;
-    for (const auto& de : std::filesystem::directory_iterator(dir_, ec)) {
-      const partition_file f = partition_files::classify(de.path().filename().string());
+    for (const auto& de : files().list(dir_).value_or(std::vector<directory_entry>{})) {
+      const partition_file f = partition_files::classify(de.path.filename().string());
       if ((f.kind == partition_file_kind::segment_index || f.kind == partition_file_kind::segment_time_index) &&
           !std::binary_search(l.bases.begin(), l.bases.end(), *f.base))
-        l.orphans.push_back(de.path());
+        l.orphans.push_back(de.path);
     }
     for (const auto& p : l.orphans) {
       report_.events.push_back(fmt::format("{}: removed leftover file", p.string()));
-      if (!opts_.read_only) std::filesystem::remove(p, ec);
+      if (!opts_.read_only) (void)files().remove(p);
     }
     return ok();
   }
@@ -226,7 +224,7 @@ class log_loader {
     ++report_.segments_deleted;
     report_.events.push_back(
         fmt::format("{}: deleted, it follows a truncated segment", partition_files::log(dir_, base).string()));
-    if (!opts_.read_only) segment::remove_files(dir_, base);
+    if (!opts_.read_only) segment::remove_files(files(), dir_, base);
   }
 
   result<seg_ptr> open_segment(offset base, segment::open_kind kind, bool active) {

@@ -27,34 +27,23 @@
 namespace brook {
 
 /// Copies the first `len` bytes of `path` into a new file and renames it over `path`.
-inline result<void> copy_prefix_and_swap(const std::filesystem::path& path, std::uint64_t len) {
+inline result<void> copy_prefix_and_swap(file_system& files, const std::filesystem::path& path, std::uint64_t len) {
   std::filesystem::path tmp = path;
   tmp += ".truncate.cleaned";
-  BROOK_TRY_ASSIGN(file_handle in, file_handle::open(path, O_RDONLY));
-  BROOK_TRY_ASSIGN(file_handle out, file_handle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC));
-  loff_t ioff = 0, ooff = 0;
-  std::uint64_t left = len;
-  while (left > 0) {
-    ssize_t n = ::copy_file_range(in.fd(), &ioff, out.fd(), &ooff, static_cast<std::size_t>(left), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_system_error(errno, "copy_file_range {} -> {}", path.string(), tmp.string());
-    }
-    if (n == 0) return make_error(errc::kafka_storage_error, "{}: shorter than {} bytes", path.string(), len);
-    left -= static_cast<std::uint64_t>(n);
-  }
+  BROOK_TRY_ASSIGN(file_handle in, file_handle::open(files, path, O_RDONLY));
+  BROOK_TRY_ASSIGN(file_handle out, file_handle::open(files, tmp, O_WRONLY | O_CREAT | O_TRUNC));
+  BROOK_TRY(files.copy(in.fd(), out.fd(), len, path, tmp));
   BROOK_TRY(out.datasync());
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return error(ec, fmt::format("rename {} to {}", tmp.string(), path.string()));
-  return sync_directory(path.parent_path());
+  BROOK_TRY(files.rename(tmp, path));
+  return files.sync_directory(path.parent_path());
 }
 
 /// Cuts the segment file at `path` to `len` bytes: in place, or through a copy when
 /// `mapped_by_readers` (see above).
-inline result<void> cut_segment_file(const std::filesystem::path& path, std::uint64_t len, bool mapped_by_readers) {
-  if (mapped_by_readers) return copy_prefix_and_swap(path, len);
-  BROOK_TRY_ASSIGN(file_handle f, file_handle::open(path, O_RDWR));
+inline result<void> cut_segment_file(file_system& files, const std::filesystem::path& path, std::uint64_t len,
+                                     bool mapped_by_readers) {
+  if (mapped_by_readers) return copy_prefix_and_swap(files, path, len);
+  BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files, path, O_RDWR));
   BROOK_TRY(f.truncate(len));
   return f.datasync();
 }
@@ -66,11 +55,11 @@ inline result<void> cut_segment_file(const std::filesystem::path& path, std::uin
 /// only the list holds (use_count 1) has no reader to protect. REQUIRES: the caller holds
 /// the list's lock (segment_list::modify) and serialises writers.
 template <class Reopen>
-result<void> cut_segments_at(std::vector<std::shared_ptr<segment>>& segs, offset o, const std::filesystem::path& dir,
-                             Reopen&& reopen) {
+result<void> cut_segments_at(file_system& files, std::vector<std::shared_ptr<segment>>& segs, offset o,
+                             const std::filesystem::path& dir, Reopen&& reopen) {
   bool popped = false;
   while (segs.size() > 1 && segs.back()->base_offset() >= o) {
-    segment::remove_files(dir, segs.back()->base_offset());
+    segment::remove_files(files, dir, segs.back()->base_offset());
     segs.pop_back();
     popped = true;
   }
@@ -78,7 +67,7 @@ result<void> cut_segments_at(std::vector<std::shared_ptr<segment>>& segs, offset
   BROOK_TRY_ASSIGN(auto pos, last->find_position(o, last->end_pos()));
   const file_pos cut = pos ? *pos : last->end_pos();
   if (cut < last->end_pos()) {
-    BROOK_TRY(cut_segment_file(last->log_path(), static_cast<std::uint64_t>(cut.value()),
+    BROOK_TRY(cut_segment_file(files, last->log_path(), static_cast<std::uint64_t>(cut.value()),
                                /*mapped_by_readers=*/last.use_count() > 1));
     BROOK_TRY_ASSIGN(last, reopen(last->base_offset(), segment::open_kind::recover));
   } else if (popped) {

@@ -37,8 +37,8 @@ class offset_index {
 
   explicit offset_index(brook::offset base) : base_(base) {}
 
-  result<void> open(const fs::path& path, std::size_t capacity, detail::index_file::mode m) {
-    return file_.open(path, entry_size, capacity, m);
+  result<void> open(file_system& files, const fs::path& path, std::size_t capacity, detail::index_file::mode m) {
+    return file_.open(files, path, entry_size, capacity, m);
   }
 
   brook::offset base_offset() const noexcept { return base_; }

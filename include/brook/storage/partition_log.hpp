@@ -86,6 +86,7 @@ class partition_log {
                                                      log_open_options opts = {}) {
     BROOK_TRY(config.validate());
     if (!config.clock) config.clock = make_system_clock();
+    if (!config.files) config.files = posix_file_system::shared();
     std::unique_ptr<partition_log> log(new partition_log(dir, std::move(config), opts));
     BROOK_TRY(log->load());
     return log;
@@ -213,7 +214,7 @@ class partition_log {
     structure_gen_.fetch_add(1, std::memory_order_acq_rel);  // a cleaner pass running now must not swap
     if (o < log_start_offset()) return truncate_fully_locked(o);
     auto cut = segs_.modify([&](segment_list::vector& segs) -> result<void> {
-      BROOK_TRY(cut_segments_at(segs, o, dir_, [&](offset base, segment::open_kind kind) {
+      BROOK_TRY(cut_segments_at(files(), segs, o, dir_, [&](offset base, segment::open_kind kind) {
         return open_segment(base, kind, /*active=*/true);
       }));
       set_log_end_after_truncation(segs.back()->next_offset());
@@ -229,30 +230,18 @@ class partition_log {
 
   /// Flushes, seals the active segment's indexes, checkpoints so the next open is fast, and
   /// releases the directory lock. Further calls fail with errc::closed. Readers' slices
-  /// stay valid.
+  /// stay valid. When a write fails (a full or failed disk), the log is closed all the
+  /// same, with what reached the files, and the lock released: the error says what was not
+  /// done, and nothing is retried later (the next open recovers from the recovery point).
   result<void> close() {
     std::lock_guard wl(writer_mu_);
     if (closed_) return ok();
     closed_ = true;
     notify_waiters();
     if (opts_.read_only || segs_.size() == 0) return ok();  // read-only, or open() failed
-    BROOK_TRY(flush_locked());
-    BROOK_TRY(segs_.active()->seal());
-    BROOK_TRY(write_checkpoints());
+    auto r = flush_seal_and_checkpoint();
     dir_lock_.reset();  // another writer may open the directory now
-    return ok();
-  }
-
-  /// A crash, for fault injection: closes without flushing, sealing or writing checkpoints
-  /// and releases the directory lock. What was appended since the last flush is still in the
-  /// files (the page cache survives a process crash); cut it to model a power loss. Further
-  /// calls fail with errc::closed; readers' slices stay valid.
-  void abandon() {
-    std::lock_guard wl(writer_mu_);
-    if (closed_) return;
-    closed_ = true;
-    notify_waiters();
-    dir_lock_.reset();
+    return r;
   }
 
   // ------------------------------------------------------------------ compaction
@@ -343,7 +332,7 @@ class partition_log {
   using seg_ptr = segment_list::seg_ptr;
 
   partition_log(fs::path dir, log_config cfg, log_open_options o)
-      : dir_(std::move(dir)), config_(std::move(cfg)), opts_(o), checkpoints_(dir_) {}
+      : dir_(std::move(dir)), config_(std::move(cfg)), opts_(o), checkpoints_(dir_, *config_.files) {}
 
   result<void> load() {
     BROOK_TRY_ASSIGN(loaded_log l, log_loader(dir_, config_, opts_, report_, checkpoints_).run());
@@ -471,7 +460,7 @@ class partition_log {
     recovery_point_.store(std::max(recovery_point(), old->next_offset()).value(), std::memory_order_release);
     assert_positions();
     active_created_ms_ = config_.clock->now_ms();
-    BROOK_TRY(sync_directory(dir_));
+    BROOK_TRY(files().sync_directory(dir_));
     return write_checkpoints();
   }
 
@@ -483,8 +472,8 @@ class partition_log {
     const auto gone = segs_.pop_front(n, [&](const seg_ptr& first) {
       if (log_start_offset() < first->base_offset()) set_log_start(first->base_offset());
     });
-    for (const auto& s : gone) segment::remove_files(dir_, s->base_offset());
-    BROOK_TRY(sync_directory(dir_));
+    for (const auto& s : gone) segment::remove_files(files(), dir_, s->base_offset());
+    BROOK_TRY(files().sync_directory(dir_));
     return write_checkpoints();
   }
 
@@ -508,7 +497,7 @@ class partition_log {
   /// Removes every segment's files and creates an empty segment at `o`. On failure the
   /// list keeps its (now fileless) segments, which stay readable through their mappings.
   result<seg_ptr> open_segment_replacing_all(const segment_list::vector& segs, offset o) {
-    for (const auto& s : segs) segment::remove_files(dir_, s->base_offset());
+    for (const auto& s : segs) segment::remove_files(files(), dir_, s->base_offset());
     return open_segment(o, segment::open_kind::create, true);
   }
 
@@ -544,7 +533,7 @@ class partition_log {
       return true;
     }
     ++st.segments_cleaned;
-    BROOK_TRY(detail::commit_cleaned_segment(dir_, base, co.on_step));
+    BROOK_TRY(detail::commit_cleaned_segment(files(), dir_, base, co.on_step));
     recovery_report quiet;  // the open's report belongs to open(); this one is not kept
     BROOK_TRY_ASSIGN(seg_ptr ns, open_segment(base, segment::open_kind::trusted, /*active=*/false, &quiet));
     segs_.replace_at(*pos, std::move(ns));
@@ -558,6 +547,14 @@ class partition_log {
                                                                     std::optional<offset> max_offset) const {
     const offset bound = max_offset ? std::min(*max_offset, log_end_offset()) : log_end_offset();
     return find_offset_by_timestamp(segs_.snapshot(), ts, log_start_offset(), bound);
+  }
+
+  file_system& files() const noexcept { return *config_.files; }
+
+  result<void> flush_seal_and_checkpoint() {
+    BROOK_TRY(flush_locked());
+    BROOK_TRY(segs_.active()->seal());
+    return write_checkpoints();
   }
 
   // ------------------------------------------------------------------ checkpoints

@@ -303,15 +303,18 @@ class segment {
   /// True once a lookup found an index entry that did not match the log (it is then ignored).
   bool index_suspect() const noexcept { return index_suspect_.load(std::memory_order_relaxed); }
 
+  /// The file system this segment's files go through (its log_config's).
+  file_system& files() const noexcept { return files_or_posix(config_->files); }
+
   std::string where(file_pos pos) const { return fmt::format("{} at byte {}", log_path_.string(), pos); }
 
   /// Removes the segment's files (the log calls this for retention and truncation).
   /// Bytes stay readable through existing mappings until the last reader lets go.
-  static void remove_files(const fs::path& dir, offset base) {
-    std::error_code ec;
-    fs::remove(partition_files::log(dir, base), ec);
-    fs::remove(partition_files::index(dir, base), ec);
-    fs::remove(partition_files::time_index(dir, base), ec);
+  /// A file that cannot be removed is left for the next open, which deletes orphans.
+  static void remove_files(file_system& files, const fs::path& dir, offset base) {
+    (void)files.remove(partition_files::log(dir, base));
+    (void)files.remove(partition_files::index(dir, base));
+    (void)files.remove(partition_files::time_index(dir, base));
   }
 
  private:
@@ -331,7 +334,7 @@ class segment {
 
   result<void> do_open(recovery_report& report) {
     int flags = writable_ ? (O_RDWR | (kind_ == open_kind::create ? O_CREAT | O_EXCL : 0)) : O_RDONLY;
-    auto f = file_handle::open(log_path_, flags);
+    auto f = file_handle::open(files(), log_path_, flags);
     if (!f) return f.error();
     log_ = std::move(*f);
     auto sz = log_.size();
@@ -357,17 +360,16 @@ class segment {
 
   result<void> open_indexes(detail::index_file::mode m) {
     std::size_t cap = active_ ? static_cast<std::size_t>(config_->segment_index_bytes) : 0;
-    BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, m));
-    BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, m));
+    BROOK_TRY(oindex_.open(files(), partition_files::index(dir_, base_), cap, m));
+    BROOK_TRY(tindex_.open(files(), partition_files::time_index(dir_, base_), cap, m));
     return ok();
   }
 
   /// Opens on the strength of the existing indexes: walks batch headers from the last
   /// offset-index entry to the end of the file. Returns false when anything is off.
   result<bool> try_trusted(std::uint64_t file_size, recovery_report& report) {
-    std::error_code ec;
-    if (!fs::exists(partition_files::index(dir_, base_), ec) ||
-        !fs::exists(partition_files::time_index(dir_, base_), ec)) {
+    if (!files().exists(partition_files::index(dir_, base_)).value_or(false) ||
+        !files().exists(partition_files::time_index(dir_, base_)).value_or(false)) {
       report.events.push_back(fmt::format("{}: index file missing", log_path_.string()));
       return false;
     }
@@ -465,9 +467,8 @@ class segment {
     ++report.indexes_rebuilt;
     // Fresh index files are new inodes: remove first so no older mapping is truncated under a reader.
     if (writable_) {
-      std::error_code ec;
-      fs::remove(partition_files::index(dir_, base_), ec);
-      fs::remove(partition_files::time_index(dir_, base_), ec);
+      (void)files().remove(partition_files::index(dir_, base_));
+      (void)files().remove(partition_files::time_index(dir_, base_));
     }
     std::size_t saved_cap = static_cast<std::size_t>(config_->segment_index_bytes);
     {
@@ -475,8 +476,10 @@ class segment {
       std::size_t est =
           static_cast<std::size_t>(file_size / std::max<std::uint32_t>(config_->index_interval_bytes, 1) + 2);
       std::size_t cap = std::max(saved_cap, est * time_index::entry_size);
-      BROOK_TRY(oindex_.open(partition_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
-      BROOK_TRY(tindex_.open(partition_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+      BROOK_TRY(
+          oindex_.open(files(), partition_files::index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
+      BROOK_TRY(
+          tindex_.open(files(), partition_files::time_index(dir_, base_), cap, writable_ ? mode::fresh : mode::memory));
     }
     const file_pos file_end(static_cast<std::int64_t>(file_size));
     file_pos pos{0};

@@ -37,8 +37,8 @@ class time_index {
 
   explicit time_index(brook::offset base) : base_(base) {}
 
-  result<void> open(const fs::path& path, std::size_t capacity, detail::index_file::mode m) {
-    return file_.open(path, entry_size, capacity, m);
+  result<void> open(file_system& files, const fs::path& path, std::size_t capacity, detail::index_file::mode m) {
+    return file_.open(files, path, entry_size, capacity, m);
   }
 
   std::size_t entries() const noexcept { return file_.entries(); }

@@ -42,7 +42,7 @@ class index_file {
   /// Opens or creates `path`. `capacity` is the preallocated size in bytes (rounded down to
   /// whole entries) for writable modes. In keep mode a file whose size is not a multiple of
   /// the entry size keeps its whole entries; the caller's sanity check decides what to trust.
-  result<void> open(const fs::path& path, std::size_t entry_size, std::size_t capacity, mode m) {
+  result<void> open(file_system& files, const fs::path& path, std::size_t entry_size, std::size_t capacity, mode m) {
     entry_size_ = entry_size;
     path_ = path;
     mode_ = m;
@@ -59,7 +59,7 @@ class index_file {
     if (m == mode::read_only) {
       // Another process may own this file and trim it at any moment (segment roll or
       // close): mapping it could SIGBUS. Copy the used entries into private memory instead.
-      auto f = file_handle::open(path, O_RDONLY);
+      auto f = file_handle::open(files, path, O_RDONLY);
       if (!f) return f.error();
       auto sz = f->size();
       if (!sz) return sz.error();
@@ -96,7 +96,7 @@ class index_file {
       return ok();
     }
     int flags = O_RDWR | O_CREAT | (m == mode::fresh ? O_TRUNC : 0);
-    auto f = file_handle::open(path, flags);
+    auto f = file_handle::open(files, path, flags);
     if (!f) return f.error();
     auto sz = f->size();
     if (!sz) return sz.error();
