@@ -2,9 +2,9 @@
 //
 // Each case builds a log with small segments and a small index interval, appends random
 // batches (null keys/values, binary payloads, headers, out-of-order timestamps), flushes,
-// rolls and deletes records at random, then either closes cleanly or "crashes": the
-// directory's files are copied while the log is still open (what a crash at that instant
-// leaves on disk, since appends sit in the page cache), and the original is closed. The
+// rolls and deletes records at random, then either closes cleanly or crashes: its file
+// system stops (brook/testing/crash.hpp) and it closes, so the directory holds what a
+// process crash at that instant leaves on disk (appends sit in the page cache). The
 // resulting directory is then damaged (a .log cut at a random byte, garbage after a
 // segment's last batch, damaged or missing indexes, missing checkpoints, leftover
 // temporary files) and reopened. The test computes independently what must survive:
@@ -35,6 +35,7 @@
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/testing/crash.hpp>
 #include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
@@ -283,7 +284,9 @@ log_config random_config(rnd& r, const std::shared_ptr<manual_clock>& clk) {
 std::string run_case(std::uint64_t seed, bool verbose) {
   rnd r(seed);
   auto clk = std::make_shared<manual_clock>(t0);
-  const log_config cfg = random_config(r, clk);
+  auto disk = std::make_shared<brook::testing::faulty_file_system>();
+  log_config cfg = random_config(r, clk);
+  cfg.files = disk;
   std::string story = fmt::format("segment.bytes={} index.interval.bytes={} segment.index.bytes={};", cfg.segment_bytes,
                                   cfg.index_interval_bytes, cfg.segment_index_bytes);
   auto fail = [&](const std::string& what) { return fmt::format("{}\n    story: {}", what, story); };
@@ -298,15 +301,14 @@ std::string run_case(std::uint64_t seed, bool verbose) {
   } while (0)
 
   brook::test::scratch_dir tmp("brook-crash");
-  const sfs::path orig = tmp / "orders-0";
-  const sfs::path crashed = tmp / "orders-1";
+  const sfs::path dir = tmp / "orders-0";
   model m;
   timestamp_ms ts_clock = t0;
   std::int64_t flushed_end = 0;
   const bool crash = r.chance(0.65);
   std::vector<segment_info> segs;
   {
-    auto opened = partition_log::open(orig, cfg);
+    auto opened = partition_log::open(dir, cfg);
     BROOK_SCN_CHECK(opened.has_value(), "open of a new log failed: {}", opened ? "" : opened.error().to_string());
     auto& log = **opened;
     const auto n_batches = r.range(3, 60);
@@ -335,19 +337,12 @@ std::string run_case(std::uint64_t seed, bool verbose) {
     }
     segs = log.segments();
     story += fmt::format(" | {} batches, {} records, {} segments, {}", n_batches, m.end(), segs.size(),
-                         crash ? "CRASH (files copied while open)" : "clean close");
-    if (crash) brook::test::copy_dir_files(orig, crashed);
-    BROOK_SCN_CHECK(log.close().has_value(), "close failed");
+                         crash ? "CRASH (its disk stopped, then it closed)" : "clean close");
+    if (crash)
+      brook::testing::crash_close(log, *disk);
+    else
+      BROOK_SCN_CHECK(log.close().has_value(), "close failed");
   }
-  if (crash) {
-    // The original, closed cleanly after the copy, must still hold everything.
-    auto again = partition_log::open(orig, cfg);
-    BROOK_SCN_CHECK(again.has_value(), "reopen of the cleanly closed original failed: {}",
-                    again ? "" : again.error().to_string());
-    BROOK_SCN_CHECK((*again)->recovery().clean, "reopen after a clean close was not clean");
-    BROOK_SCN_TRY(compare_contents(**again, m, m.log_start, m.end()));
-  }
-  const sfs::path dir = crash ? crashed : orig;
 
   // ------------------------------------------------------------------ damage
   const std::size_t nseg = segs.size();
@@ -699,8 +694,8 @@ void require_keeps_working(const sfs::path& dir, const log_config& cfg, std::uni
 
 // ---------------------------------------------------------------------- damage table
 //
-// Each row builds the same seeded log, leaves a closed directory or a crash image (files
-// copied while the log is open), damages it, reopens, and checks what must survive and what
+// Each row builds the same seeded log, leaves a closed directory or a crash image (its disk
+// stopped, then it closed: brook/testing/crash.hpp), damages it, reopens, and checks what must survive and what
 // the recovery report says; then the log must keep working (appends continue at the log
 // end, a clean reopen sees everything).
 
@@ -728,7 +723,7 @@ struct damage_site {
 
 struct damage_case {
   const char* name;
-  bool crash_image;          ///< damage a copy taken while the log was open (else close first)
+  bool crash_image;          ///< damage what a crash leaves (else close first)
   int batches;               ///< random batches appended before the damage
   std::size_t min_segments;  ///< the case needs at least this many segments
   std::function<damage_outcome(const damage_site&)> damage;
@@ -852,21 +847,22 @@ TEST_CASE("crash: damage table: recovery keeps exactly the intact prefix and say
   for (const damage_case& c : damage_cases()) {
     DYNAMIC_SECTION(c.name) {
       brook::test::scratch_dir tmp;
-      const auto dir = tmp / "t-0", crashed = tmp / "t-1";
-      const auto cfg = named_config();
+      const auto dir = tmp / "t-0";
+      auto disk = std::make_shared<brook::testing::faulty_file_system>();
+      auto cfg = named_config();
+      cfg.files = disk;
       model m;
       auto log = build_log(dir, cfg, c.batches, m);
       const auto segs = log->segments();
       REQUIRE(segs.size() >= c.min_segments);
       if (c.crash_image)
-        brook::test::copy_dir_files(dir, crashed);
+        brook::testing::crash_close(*log, *disk);
       else
         REQUIRE(log->close().has_value());
       log.reset();
-      const auto& target = c.crash_image ? crashed : dir;
-      const damage_outcome want = c.damage(damage_site{target, segs, m});
+      const damage_outcome want = c.damage(damage_site{dir, segs, m});
 
-      auto opened = partition_log::open(target, cfg);
+      auto opened = partition_log::open(dir, cfg);
       REQUIRE(opened.has_value());
       auto& l = *opened;
       check_outcome(*l, want);
@@ -880,8 +876,8 @@ TEST_CASE("crash: damage table: recovery keeps exactly the intact prefix and say
       }
       m.records.resize(static_cast<std::size_t>(want.end));
       if (want.end == 0) m.batches.clear();
-      require_keeps_working(target, cfg, std::move(l), m);
-      CHECK(brook::test::check_closed_indexes(target).empty());
+      require_keeps_working(dir, cfg, std::move(l), m);
+      CHECK(brook::test::check_closed_indexes(dir).empty());
     }
   }
 }

@@ -67,7 +67,7 @@ TEST_CASE("faulty file system: fails the Nth mutating call once, or from then on
   REQUIRE_FALSE(second);
   CHECK(second.error().code() == enospc);
   CHECK_THAT(second.error().message(), Catch::Contains("injected"));
-  CHECK_FALSE(files->exists(t.path() / "b").value());  // a failed call does nothing
+  CHECK_FALSE(files->exists(t.path() / "b").value());     // a failed call does nothing
   REQUIRE_OK(files->create_directories(t.path() / "c"));  // once: the third succeeds
   CHECK(files->mutations() == 3);
   CHECK(files->failures().size() == 1);

@@ -145,7 +145,8 @@ class posix_file_system final : public file_system {
         if (errno == EINTR) continue;
         return make_system_error(errno, "pread {} at byte {}", p.string(), pos);
       }
-      if (n == 0) return make_error(errc::kafka_storage_error, "{}: unexpected end of file at byte {}", p.string(), pos);
+      if (n == 0)
+        return make_error(errc::kafka_storage_error, "{}: unexpected end of file at byte {}", p.string(), pos);
       at += n;
       pos += static_cast<std::uint64_t>(n);
       left -= static_cast<std::size_t>(n);

@@ -183,8 +183,10 @@ inline result<void> crash_broker(cluster& c, broker_disks& disks, broker_id id, 
   auto b = c.broker(id);
   if (!b) return make_error(errc::broker_not_available, "broker {} is not running", id);
   if (&b->dir().files() != &disks.of(id))
-    return make_error(errc::invalid_request, "broker {} does not write through these disks (set "
-                      "cluster_config::broker_files = disks.hook())", id);
+    return make_error(errc::invalid_request,
+                      "broker {} does not write through these disks (set "
+                      "cluster_config::broker_files = disks.hook())",
+                      id);
   disks.of(id).kill();  // from here on nothing reaches its files, and no flush succeeds
   // What was flushed, per partition directory, before the crash.
   std::vector<std::pair<std::filesystem::path, offset>> flushed;

@@ -20,8 +20,8 @@
 
 #include <fcntl.h>
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <mutex>
