@@ -112,23 +112,13 @@
 
 namespace brook {
 
-/// The steps of one segment's swap, for compact_options::on_step. Thread-safety: a value.
-enum class clean_step {
-  cleaned_written,  ///< the .cleaned files are complete and synced
-  swap_committed,   ///< renamed to .swap and the directory synced: recovery completes the swap
-  indexes_swapped,  ///< the index swap files replaced the old indexes
-  log_swapped,      ///< the log swap file replaced the old .log (on disk the swap is done)
-};
-
-/// How to run a pass. Thread-safety: a value; on_step runs on the thread running the pass.
+/// How to run a pass. A write that fails ends the pass at once with its error; the log in
+/// memory still serves the old segment, and the files are as a crash at that instant leaves
+/// them (the next open completes or drops the swap). Thread-safety: a value.
 struct compact_options {
   /// Exclusive bound: a segment holding any offset at or after it is not cleaned (pass the
   /// high watermark once followers exist). Default (and at most): the active segment's base.
   std::optional<offset> upper_bound{};
-  /// Fault injection for tests: called after each step of each rewritten segment; an error
-  /// ends the pass at once, leaving the files exactly as a crash at that instant would (the
-  /// log in memory still serves the old segment; close and reopen it to recover).
-  std::function<result<void>(clean_step, offset segment_base)> on_step;
 };
 
 /// What a pass did. Thread-safety: a value.
@@ -544,20 +534,15 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
 }
 
 /// Steps 2 and 3 of the swap protocol for segment `base` (step 1 is cleaned_segment_writer).
-inline result<void> commit_cleaned_segment(file_system& fsys, const fs::path& dir, offset base,
-                                           const std::function<result<void>(clean_step, offset)>& on_step) {
-  auto step = [&](clean_step s) -> result<void> { return on_step ? on_step(s, base) : ok(); };
+inline result<void> commit_cleaned_segment(file_system& fsys, const fs::path& dir, offset base) {
   const fs::path files[] = {partition_files::index(dir, base), partition_files::time_index(dir, base),
                             partition_files::log(dir, base)};  // the log last in both rounds
   for (const auto& f : files) BROOK_TRY(fsys.rename(with_suffix(f, ".cleaned"), with_suffix(f, ".swap")));
-  BROOK_TRY(fsys.sync_directory(dir));
-  BROOK_TRY(step(clean_step::swap_committed));
+  BROOK_TRY(fsys.sync_directory(dir));  // committed: recovery completes the swap from here
   BROOK_TRY(fsys.rename(with_suffix(files[0], ".swap"), files[0]));
   BROOK_TRY(fsys.rename(with_suffix(files[1], ".swap"), files[1]));
-  BROOK_TRY(step(clean_step::indexes_swapped));
   BROOK_TRY(fsys.rename(with_suffix(files[2], ".swap"), files[2]));
-  BROOK_TRY(fsys.sync_directory(dir));
-  return step(clean_step::log_swapped);
+  return fsys.sync_directory(dir);
 }
 
 /// Whether the file at `path` is a complete cleaned segment for [base, end): whole valid

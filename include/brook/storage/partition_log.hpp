@@ -276,7 +276,7 @@ class partition_log {
     BROOK_TRY(detail::build_offset_map(segs, p, map));
     const detail::record_filter filter{&map, now, config_.delete_retention.count()};
     for (std::size_t i = 0; i < p.segments; ++i) {
-      BROOK_TRY_ASSIGN(bool go_on, clean_one(segs[i], filter, co, gen, st));
+      BROOK_TRY_ASSIGN(bool go_on, clean_one(segs[i], filter, gen, st));
       if (!go_on) return st;  // truncated or closed meanwhile: stop, the first dirty offset stays
     }
     std::lock_guard wl(writer_mu_);
@@ -509,8 +509,7 @@ class partition_log {
   }
 
   /// Rewrites one segment of a pass and swaps it in. false: a truncation or close ended the pass.
-  result<bool> clean_one(const seg_ptr& s, const detail::record_filter& filter, const compact_options& co,
-                         std::uint64_t gen, compact_stats& st) {
+  result<bool> clean_one(const seg_ptr& s, const detail::record_filter& filter, std::uint64_t gen, compact_stats& st) {
     const offset base = s->base_offset();
     st.bytes_before += s->size();
     detail::cleaned_segment_writer w(dir_, base, config_);
@@ -520,7 +519,6 @@ class partition_log {
       return true;
     }
     BROOK_TRY(w.finish());
-    if (co.on_step) BROOK_TRY(co.on_step(clean_step::cleaned_written, base));
 
     std::lock_guard wl(writer_mu_);
     if (closed_ || structure_gen_.load(std::memory_order_acquire) != gen) {
@@ -533,7 +531,7 @@ class partition_log {
       return true;
     }
     ++st.segments_cleaned;
-    BROOK_TRY(detail::commit_cleaned_segment(files(), dir_, base, co.on_step));
+    BROOK_TRY(detail::commit_cleaned_segment(files(), dir_, base));
     recovery_report quiet;  // the open's report belongs to open(); this one is not kept
     BROOK_TRY_ASSIGN(seg_ptr ns, open_segment(base, segment::open_kind::trusted, /*active=*/false, &quiet));
     segs_.replace_at(*pos, std::move(ns));
