@@ -1,6 +1,8 @@
 // Everything brook offers, in one include: every public header of every layer (a test checks
-// that none is missing). Narrower umbrellas: <brook/embedded.hpp> (brook::node and what it
-// hands out).
+// that none is missing), except the opt-in test rigging of brook/testing/. Narrower
+// umbrellas: <brook/embedded.hpp> (brook::node and what it hands out), <brook/storage.hpp>
+// (the log alone), <brook/clients.hpp> (producers, consumers and groups wired by the host),
+// <brook/replication.hpp> (the in-process cluster).
 #pragma once
 
 // The includes go layer by layer, lowest first, each in its layer's order (docs/design.md).
@@ -23,8 +25,8 @@
 #include <brook/format/record_batch.hpp>
 #include <brook/format/record_batch_builder.hpp>
 
-#include <brook/storage/file.hpp>
 #include <brook/storage/file_system.hpp>
+#include <brook/storage/file.hpp>
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/log_config.hpp>

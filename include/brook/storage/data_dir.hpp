@@ -19,19 +19,15 @@
 // topic's partitions stay readable for whoever still holds them.
 #pragma once
 
-#include <sys/file.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>

@@ -10,8 +10,6 @@
 // Thread-safety: a loader is used once, by the thread opening the log.
 #pragma once
 
-#include <sys/file.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <memory>
