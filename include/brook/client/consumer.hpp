@@ -324,14 +324,13 @@ class consumer {
       offset next = *s.position;
       const std::size_t room = cfg_.max_poll_records - out.size();
       std::size_t taken = 0;
-      auto r = slice->for_each_record(
+      BROOK_TRY(slice->for_each_record(
           [&](const record_view& v) {
             out.add(consumer_record(topic, tp.partition, v));
             next = v.offset() + 1;
             return ++taken < room;
           },
-          check);
-      if (!r) return r.error();
+          check));
       // Control batches and compacted gaps hold no records: move past them too.
       if (taken < room) next = std::max(next, slice->next_offset());
       bytes += slice->size_bytes();

@@ -227,10 +227,9 @@ class producer {
     auto& tc = it->second;
     const std::uint64_t v = target_.metadata_version();
     if (tc.version != v) {
-      auto n = target_.partition_count(topic);
-      if (!n) return n.error();
-      tc.partitions = *n;
-      tc.open.resize(std::max(tc.open.size(), static_cast<std::size_t>(*n)));  // open batches keep their partition
+      BROOK_TRY_ASSIGN(auto n, target_.partition_count(topic));
+      tc.partitions = n;
+      tc.open.resize(std::max(tc.open.size(), static_cast<std::size_t>(n)));  // open batches keep their partition
       tc.version = v;
     }
     return &tc;

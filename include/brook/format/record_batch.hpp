@@ -283,9 +283,8 @@ class record_batch_view {
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},
                                          const Where& where_ = std::string_view("batch")) {
     auto where = [&] { return detail::where_string(where_); };
-    auto hr = check_batch_header(b, where_);
-    if (!hr) return hr.error();
-    const batch_header& h = *hr;
+    BROOK_TRY_ASSIGN(auto hr, check_batch_header(b, where_));
+    const batch_header& h = hr;
     const std::byte* begin = b.data();
     const std::byte* end = begin + h.size_bytes();
     if (check.crc) {

@@ -183,16 +183,14 @@ class group_consumer {
     } guard{*this};
     maybe_auto_commit();
     for (;;) {
-      auto active = ensure_active(deadline);
-      if (!active) return active.error();
-      if (!*active) return consumer_records{};  // the rebalance is still under way
+      BROOK_TRY_ASSIGN(auto active, ensure_active(deadline));
+      if (!active) return consumer_records{};  // the rebalance is still under way
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      auto recs = inner_.poll(std::max(left, std::chrono::milliseconds(0)),
-                              [this] { return live_->rejoin_needed.load() || woken(); });
-      if (!recs) return recs.error();
+      BROOK_TRY_ASSIGN(auto recs, inner_.poll(std::max(left, std::chrono::milliseconds(0)),
+                                              [this] { return live_->rejoin_needed.load() || woken(); }));
       // Records already taken are returned; a wakeup then fails the next poll instead.
-      if (!recs->empty()) return recs;
+      if (!recs.empty()) return recs;
       if (take_wakeup()) return make_error(errc::wakeup, "poll() interrupted by wakeup()");
       if (std::chrono::steady_clock::now() >= deadline) return recs;
     }
@@ -537,10 +535,9 @@ class group_consumer {
           send_join();
           continue;
         case phase::joining: {
-          auto reply = wait_reply(&replies::join, deadline);
-          if (!reply) return reply.error();
-          if (!*reply) return false;
-          auto& jr = **reply;
+          BROOK_TRY_ASSIGN(auto reply, wait_reply(&replies::join, deadline));
+          if (!reply) return false;
+          auto& jr = *reply;
           if (!jr) {
             auto e = jr.error();
             if (e == errc::unknown_member_id || e == errc::illegal_generation) {
@@ -570,10 +567,9 @@ class group_consumer {
           continue;
         }
         case phase::syncing: {
-          auto reply = wait_reply(&replies::sync, deadline);
-          if (!reply) return reply.error();
-          if (!*reply) return false;
-          auto& sr = **reply;
+          BROOK_TRY_ASSIGN(auto reply, wait_reply(&replies::sync, deadline));
+          if (!reply) return false;
+          auto& sr = *reply;
           if (!sr) {
             auto e = sr.error();
             if (e == errc::fenced_instance_id) {
@@ -615,13 +611,12 @@ class group_consumer {
     std::vector<member_subscription> subs;
     std::map<std::string, std::int32_t> counts;
     for (const auto& m : jr.members) {
-      auto s = decode_subscription(m.metadata);
-      if (!s) return s.error();
-      s->member_id = m.member_id;
-      s->group_instance_id = m.group_instance_id;
-      for (const auto& t : s->topics)
+      BROOK_TRY_ASSIGN(auto s, decode_subscription(m.metadata));
+      s.member_id = m.member_id;
+      s.group_instance_id = m.group_instance_id;
+      for (const auto& t : s.topics)
         if (auto n = src_.partition_count(t); n) counts[t] = *n;
-      subs.push_back(std::move(*s));
+      subs.push_back(std::move(s));
     }
     auto plan = chosen->assign(counts, subs);
     std::map<std::string, std::vector<std::byte>> out;

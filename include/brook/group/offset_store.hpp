@@ -264,9 +264,8 @@ class offset_store {
 
   static result<void> apply(std::map<std::string, stored_group>& out, const record_view& rv) {
     if (rv.key().is_null()) return make_error(errc::corrupt_message, "record without a key");
-    auto key = decode_offsets_topic_key(rv.key().span());
-    if (!key) return key.error();
-    if (auto* ok_key = std::get_if<offset_commit_key>(&*key)) {
+    BROOK_TRY_ASSIGN(auto key, decode_offsets_topic_key(rv.key().span()));
+    if (auto* ok_key = std::get_if<offset_commit_key>(&key)) {
       topic_partition tp{ok_key->topic, partition_id(ok_key->partition)};
       if (rv.value().is_null()) {
         auto it = out.find(ok_key->group);
@@ -280,7 +279,7 @@ class offset_store {
       out[ok_key->group].offsets[tp] = from_record(std::move(v));
       return ok();
     }
-    const auto& gk = std::get<group_metadata_key>(*key);
+    const auto& gk = std::get<group_metadata_key>(key);
     if (rv.value().is_null()) {
       auto it = out.find(gk.group);
       if (it != out.end()) {
@@ -289,9 +288,8 @@ class offset_store {
       }
       return ok();
     }
-    auto v = decode_group_metadata_value(rv.value().span());
-    if (!v) return v.error();
-    out[gk.group].metadata = std::move(*v);
+    BROOK_TRY_ASSIGN(auto v, decode_group_metadata_value(rv.value().span()));
+    out[gk.group].metadata = std::move(v);
     return ok();
   }
 

@@ -109,18 +109,14 @@ class broker {
       return make_error(errc::invalid_config, "min.insync.replicas must be at least 1, not {}",
                         cfg.min_insync_replicas);
     if (!cfg.dir.defaults.clock) cfg.dir.defaults.clock = make_system_clock();
-    auto dd = data_dir::open(dir, cfg.dir);
-    if (!dd) return dd.error();
-    std::unique_ptr<broker> b(new broker(std::move(*dd), std::move(cfg)));
+    BROOK_TRY_ASSIGN(auto dd, data_dir::open(dir, cfg.dir));
+    std::unique_ptr<broker> b(new broker(std::move(dd), std::move(cfg)));
     for (const auto& t : b->dd_->list_topics()) {
-      auto n = b->dd_->partition_count(t);
-      if (!n) return n.error();
-      for (std::int32_t p = 0; p < *n; ++p) {
-        auto part = b->dd_->get_partition(t, partition_id(p));
-        if (!part) return part.error();
-        auto hw = read_high_watermark(**part);
-        if (!hw) return hw.error();
-        (*part)->reset_high_watermark(*hw);
+      BROOK_TRY_ASSIGN(auto n, b->dd_->partition_count(t));
+      for (std::int32_t p = 0; p < n; ++p) {
+        BROOK_TRY_ASSIGN(auto part, b->dd_->get_partition(t, partition_id(p)));
+        BROOK_TRY_ASSIGN(auto hw, read_high_watermark(*part));
+        part->reset_high_watermark(hw);
       }
     }
     b->last_hw_checkpoint_ = b->now();
@@ -207,11 +203,9 @@ class broker {
                                       const partition_state& ps, timestamp_ms t) {
     auto& sl = replicas_[{name, p}];
     if (!sl.replica) {
-      auto part = dd_->get_partition(name, p);
-      if (!part) return part.error();
-      auto r = partition_replica::open(cfg_.id, std::move(*part), cfg_.replica);
-      if (!r) return r.error();
-      sl.replica = std::shared_ptr<partition_replica>(std::move(*r));
+      BROOK_TRY_ASSIGN(auto part, dd_->get_partition(name, p));
+      BROOK_TRY_ASSIGN(auto r, partition_replica::open(cfg_.id, std::move(part), cfg_.replica));
+      sl.replica = std::shared_ptr<partition_replica>(std::move(r));
     }
     auto& rep = *sl.replica;
     const leader_epoch epoch = ps.leader_epoch;
@@ -441,13 +435,11 @@ class broker {
   /// log end; 0 without a checkpoint. Errors: kafka_storage_error (malformed).
   static result<offset> read_high_watermark(const partition& part) {
     const auto path = part.log().dir() / partition_files::replication_offset_checkpoint;
-    auto lines = read_checkpoint(*part.log().config().files, path, 3);
-    if (!lines) return lines.error();
-    if (lines->empty()) return offset(0);
-    auto v = parse_checkpoint_int<std::int64_t>(path, lines->front()[2]);
-    if (!v) return v.error();
-    if (*v < 0) return make_error(errc::kafka_storage_error, "{}: negative high watermark {}", path.string(), *v);
-    return std::min(offset(*v), part.log_end_offset());
+    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(*part.log().config().files, path, 3));
+    if (lines.empty()) return offset(0);
+    BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, lines.front()[2]));
+    if (v < 0) return make_error(errc::kafka_storage_error, "{}: negative high watermark {}", path.string(), v);
+    return std::min(offset(v), part.log_end_offset());
   }
 
  private:

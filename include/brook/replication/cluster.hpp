@@ -117,9 +117,8 @@ class cluster {
                         cfg.broker_heartbeat_interval.count(), cfg.controller.broker_session_timeout.count());
     if (!cfg.broker.dir.defaults.clock) cfg.broker.dir.defaults.clock = make_system_clock();
     cfg.controller.clock = cfg.broker.dir.defaults.clock;
-    auto ctl = controller::open(root / "controller", cfg.controller);
-    if (!ctl) return ctl.error();
-    std::unique_ptr<cluster> c(new cluster(root, std::move(cfg), std::move(*ctl)));
+    BROOK_TRY_ASSIGN(auto ctl, controller::open(root / "controller", cfg.controller));
+    std::unique_ptr<cluster> c(new cluster(root, std::move(cfg), std::move(ctl)));
     for (auto id : c->cfg_.broker_ids) c->nodes_.emplace(id, node{});
     for (auto id : c->cfg_.broker_ids) BROOK_TRY(c->restart_broker(id));
     return c;
@@ -284,9 +283,8 @@ class cluster {
     bc.id = id;
     bc.dir.notifier = data_;
     if (cfg_.broker_files) bc.dir.defaults.files = cfg_.broker_files(id);
-    auto b = brook::broker::open(broker_dir(root_, id), bc);
-    if (!b) return b.error();
-    std::shared_ptr<brook::broker> sb(std::move(*b));
+    BROOK_TRY_ASSIGN(auto b, brook::broker::open(broker_dir(root_, id), bc));
+    std::shared_ptr<brook::broker> sb(std::move(b));
     bool register_now = false;
     {
       std::lock_guard l(mu_);
@@ -495,16 +493,15 @@ class cluster {
   /// Registers a running broker (a new broker epoch), gives it the metadata so its replicas
   /// exist before it can lead, then heartbeats to unfence it.
   result<void> register_node(broker_id id) {
-    auto epoch = ctl_->register_broker(id);
-    if (!epoch) return epoch.error();
+    BROOK_TRY_ASSIGN(auto epoch, ctl_->register_broker(id));
     {
       std::lock_guard l(mu_);
       auto& n = nodes_.at(id);
-      n.epoch = *epoch;
+      n.epoch = epoch;
       n.last_heartbeat = now();
     }
     BROOK_TRY(propagate());
-    if (auto h = ctl_->heartbeat(id, *epoch); !h) return h.error();
+    if (auto h = ctl_->heartbeat(id, epoch); !h) return h.error();
     return propagate();
   }
 

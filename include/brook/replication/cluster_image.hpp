@@ -274,21 +274,18 @@ class cluster_image {
     return ok();
   }
   result<void> apply_one(const metadata::unregister_broker_record& r) {
-    auto b = registered("UnregisterBrokerRecord", r.broker_id, r.broker_epoch);
-    if (!b) return b.error();
+    BROOK_TRY(registered("UnregisterBrokerRecord", r.broker_id, r.broker_epoch));
     brokers_.erase(r.broker_id);
     return ok();
   }
   result<void> apply_one(const metadata::fence_broker_record& r) {
-    auto b = registered("FenceBrokerRecord", r.id, r.epoch);
-    if (!b) return b.error();
-    (*b)->fenced = true;
+    BROOK_TRY_ASSIGN(auto b, registered("FenceBrokerRecord", r.id, r.epoch));
+    b->fenced = true;
     return ok();
   }
   result<void> apply_one(const metadata::unfence_broker_record& r) {
-    auto b = registered("UnfenceBrokerRecord", r.id, r.epoch);
-    if (!b) return b.error();
-    (*b)->fenced = false;
+    BROOK_TRY_ASSIGN(auto b, registered("UnfenceBrokerRecord", r.id, r.epoch));
+    b->fenced = false;
     return ok();
   }
   result<void> apply_one(const metadata::broker_registration_change_record& r) {
@@ -296,10 +293,9 @@ class cluster_image {
       return refuse("BrokerRegistrationChangeRecord: Fenced {} is not -1, 0 or 1", r.fenced);
     if (r.in_controlled_shutdown < 0 || r.in_controlled_shutdown > 1)
       return refuse("BrokerRegistrationChangeRecord: InControlledShutdown {} is not 0 or 1", r.in_controlled_shutdown);
-    auto b = registered("BrokerRegistrationChangeRecord", r.broker_id, r.broker_epoch);
-    if (!b) return b.error();
-    if (r.fenced != 0) (*b)->fenced = r.fenced == 1;
-    if (r.in_controlled_shutdown == 1) (*b)->in_controlled_shutdown = true;
+    BROOK_TRY_ASSIGN(auto b, registered("BrokerRegistrationChangeRecord", r.broker_id, r.broker_epoch));
+    if (r.fenced != 0) b->fenced = r.fenced == 1;
+    if (r.in_controlled_shutdown == 1) b->in_controlled_shutdown = true;
     return ok();
   }
 

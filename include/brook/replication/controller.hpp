@@ -92,9 +92,8 @@ class controller {
     if (!cfg.clock) cfg.clock = make_system_clock();
     metadata_log_options mo;
     mo.clock = cfg.clock;
-    auto log = metadata_log::open(dir, mo);
-    if (!log) return log.error();
-    return std::unique_ptr<controller>(new controller(std::move(*log), std::move(cfg)));
+    BROOK_TRY_ASSIGN(auto log, metadata_log::open(dir, mo));
+    return std::unique_ptr<controller>(new controller(std::move(log), std::move(cfg)));
   }
 
   const controller_config& config() const noexcept { return cfg_; }
@@ -197,8 +196,7 @@ class controller {
     BROOK_TRY(tc.apply(log_config{}));  // checks every key and value
     auto alive = img->alive_brokers();
     std::sort(alive.begin(), alive.end());
-    auto plan = assign_replicas_rack_unaware(alive, partitions, replication_factor, cfg_.placement);
-    if (!plan) return plan.error();
+    BROOK_TRY_ASSIGN(auto plan, assign_replicas_rack_unaware(alive, partitions, replication_factor, cfg_.placement));
     std::vector<metadata::metadata_record> recs;
     metadata::topic_record t;
     t.name = name;
@@ -213,7 +211,7 @@ class controller {
       cr.value = value;
       recs.push_back(std::move(cr));
     }
-    for (const auto& [pid, reps] : *plan) {
+    for (const auto& [pid, reps] : plan) {
       metadata::partition_record pr;
       pr.partition_id = pid;
       pr.topic_id = t.topic_id;
@@ -323,8 +321,7 @@ class controller {
         c.topic_id = t->id;
         c.partition_id = p;
         c.leader = *chosen;
-        auto r = append_locked({c});
-        if (!r) return r.error();
+        BROOK_TRY(append_locked({c}));
         out.emplace(topic_partition{topic, p}, ok());
       } else {
         if (ps->has_leader()) {
@@ -332,9 +329,8 @@ class controller {
                       make_error(errc::election_not_needed, "{}-{}: {} leads", topic, p, ps->leader));
           continue;
         }
-        auto r = elect_locked(*img, topic, p, /*unclean=*/true);
-        if (!r) return r.error();
-        if (!*r)
+        BROOK_TRY_ASSIGN(auto r, elect_locked(*img, topic, p, /*unclean=*/true));
+        if (!r)
           out.emplace(topic_partition{topic, p},
                       make_error(errc::eligible_leaders_not_available, "{}-{}: no replica of [{}] is unfenced", topic,
                                  p, fmt::join(ps->replicas, ",")));
@@ -370,8 +366,7 @@ class controller {
   }
 
   result<void> append_locked(std::vector<metadata::metadata_record> recs) {
-    auto r = log_->append(std::move(recs));
-    if (!r) return r.error();
+    BROOK_TRY(log_->append(std::move(recs)));
     return ok();
   }
 
@@ -440,9 +435,8 @@ class controller {
           if (m != id) isr.push_back(m);
         if (isr.empty()) isr = ps.isr;  // the last member stays (KRaft), so it can lead again
         if (ps.leader == id) {
-          auto elected = elect_locked(*cur, name, p, cfg_.unclean_leader_election_enable, isr);
-          if (!elected) return elected.error();
-          if (*elected) continue;
+          BROOK_TRY_ASSIGN(auto elected, elect_locked(*cur, name, p, cfg_.unclean_leader_election_enable, isr));
+          if (elected) continue;
           metadata::partition_change_record c;  // offline: no eligible leader
           c.topic_id = t.id;
           c.partition_id = p;
@@ -468,9 +462,8 @@ class controller {
       for (std::size_t i = 0; i < t.partitions.size(); ++i) {
         if (t.partitions[i].has_leader()) continue;
         auto cur = log_->image();
-        auto r =
-            elect_locked(*cur, name, partition_id(static_cast<std::int32_t>(i)), cfg_.unclean_leader_election_enable);
-        if (!r) return r.error();
+        BROOK_TRY(
+            elect_locked(*cur, name, partition_id(static_cast<std::int32_t>(i)), cfg_.unclean_leader_election_enable));
       }
     return ok();
   }

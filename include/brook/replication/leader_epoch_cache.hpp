@@ -84,13 +84,12 @@ class leader_epoch_cache {
   /// the cache.
   static result<std::unique_ptr<leader_epoch_cache>> open(const fs::path& partition_dir, file_system& files) {
     fs::path path = partition_dir / partition_files::leader_epoch_checkpoint;
-    auto lines = read_checkpoint(files, path, 2);
-    if (!lines) return lines.error();
+    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(files, path, 2));
     std::vector<epoch_entry> entries;
-    entries.reserve(lines->size());
-    for (std::size_t i = 0; i < lines->size(); ++i) {
+    entries.reserve(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::size_t lineno = 3 + i;  // after the version and count lines
-      const auto& toks = (*lines)[i];
+      const auto& toks = lines[i];
       auto bad = [&](std::string_view why) {
         return make_error(errc::kafka_storage_error, "{} line {}: {}", path.string(), lineno, why);
       };
@@ -169,11 +168,10 @@ class leader_epoch_cache {
 
   /// Removes every entry and writes the empty file (Kafka: clearAndFlush). Thread-safe.
   result<void> clear() {
-    auto r = mutate([](std::vector<epoch_entry>& v) {
+    BROOK_TRY(mutate([](std::vector<epoch_entry>& v) {
       v.clear();
       return true;  // always write, as Kafka does
-    });
-    if (!r) return r.error();
+    }));
     return ok();
   }
 

@@ -116,9 +116,8 @@ class metadata_log {
     cfg.retention_bytes = -1;
     log_open_options lo;
     lo.read_only = opts.read_only;
-    auto log = partition_log::open(root / partition_dir_name, std::move(cfg), lo);
-    if (!log) return log.error();
-    std::unique_ptr<metadata_log> m(new metadata_log(std::move(*log), std::move(opts)));
+    BROOK_TRY_ASSIGN(auto log, partition_log::open(root / partition_dir_name, std::move(cfg), lo));
+    std::unique_ptr<metadata_log> m(new metadata_log(std::move(log), std::move(opts)));
     BROOK_TRY(m->replay());
     return m;
   }
@@ -193,11 +192,10 @@ class metadata_log {
     const offset end = log_->log_end_offset();
     const std::string where = log_->dir().string();
     while (pos < end) {
-      auto slice = log_->read(pos);
-      if (!slice) return slice.error();
-      if (slice->empty() && slice->next_offset() <= pos) break;
+      BROOK_TRY_ASSIGN(auto slice, log_->read(pos));
+      if (slice.empty() && slice.next_offset() <= pos) break;
       result<void> bad = ok();
-      auto n = slice->for_each_batch([&](const record_batch_view& b) {
+      auto n = slice.for_each_batch([&](const record_batch_view& b) {
         if (!bad) return;
         const auto& h = b.header();
         if (h.is_control()) return;  // KRaft's own control records (leader change, snapshots): nothing to apply
@@ -228,7 +226,7 @@ class metadata_log {
       });
       if (!n) return n.error();
       if (!bad) return bad.error();
-      pos = slice->next_offset();
+      pos = slice.next_offset();
     }
     image_ = std::make_shared<const cluster_image>(std::move(img));
     return ok();

@@ -129,9 +129,8 @@ class partition_replica {
   /// no role. Errors: the cache's (kafka_storage_error for a malformed file, OS errors).
   static result<std::unique_ptr<partition_replica>> open(brook::broker_id id, std::shared_ptr<partition> part,
                                                          replica_config cfg = {}) {
-    auto cache = leader_epoch_cache::open(part->log().dir(), *part->log().config().files);
-    if (!cache) return cache.error();
-    return open(id, std::move(part), std::move(*cache), cfg);
+    BROOK_TRY_ASSIGN(auto cache, leader_epoch_cache::open(part->log().dir(), *part->log().config().files));
+    return open(id, std::move(part), std::move(cache), cfg);
   }
 
   /// Same with a given cache (e.g. leader_epoch_cache::in_memory()).
@@ -266,14 +265,12 @@ class partition_replica {
     if (role_ != replica_role::leader)
       return make_error(errc::not_leader_or_follower, "{}: broker {} is not the leader", name(), broker_id_);
     for (std::size_t pos = 0; pos < batches.size();) {
-      auto h = check_batch_header(std::span<const std::byte>(batches.subspan(pos)), "appended batch");
-      if (!h) return h.error();
-      set_batch_leader_epoch(batches.subspan(pos, h->size_bytes()), epoch_.value());
-      pos += h->size_bytes();
+      BROOK_TRY_ASSIGN(auto h, check_batch_header(std::span<const std::byte>(batches.subspan(pos)), "appended batch"));
+      set_batch_leader_epoch(batches.subspan(pos, h.size_bytes()), epoch_.value());
+      pos += h.size_bytes();
     }
     BROOK_TRY(cache_->assign(epoch_, part_->log_end_offset()));  // no-op unless the log was truncated
-    auto r = part_->log().append(batches, append_options{});
-    if (!r) return r.error();
+    BROOK_TRY_ASSIGN(auto r, part_->log().append(batches, append_options{}));
     maybe_increment_hw_locked(now);
     return r;
   }
@@ -302,9 +299,8 @@ class partition_replica {
     }
     read_options ro;
     ro.max_bytes = req.max_bytes;
-    auto slice = part_->log().read(req.fetch_offset, ro);
-    if (!slice) return slice.error();
-    resp.records = std::move(*slice);
+    BROOK_TRY_ASSIGN(auto slice, part_->log().read(req.fetch_offset, ro));
+    resp.records = std::move(slice);
     follower_state& s = followers_[req.replica_id];
     // Replica.updateFetchStateOrThrow, with the leader's LEO from before the read.
     if (req.fetch_offset >= resp.log_end_offset)
@@ -477,9 +473,8 @@ class partition_replica {
       result<epoch_end_offset> answer = latest ? result<epoch_end_offset>(ask_leader(*latest))
                                                : epoch_end_offset{undefined_epoch, undefined_epoch_offset};
       if (!answer) return answer.error();
-      auto st = truncate_to_epoch_end(*answer);
-      if (!st) return st.error();
-      if (st->completed) return st->log_end_offset;
+      BROOK_TRY_ASSIGN(auto st, truncate_to_epoch_end(*answer));
+      if (st.completed) return st.log_end_offset;
     }
     return make_error(errc::unknown_server_error, "{}: truncation did not converge", name());
   }
@@ -496,24 +491,23 @@ class partition_replica {
     if (!records.empty()) {
       std::vector<epoch_entry> epochs;
       for (std::size_t pos = 0; pos < records.size();) {
-        auto h = check_batch_header(records.subspan(pos), "fetched batch");
-        if (!h) return h.error();
-        if (pos == 0 && h->base_offset != part_->log_end_offset()) {
+        BROOK_TRY_ASSIGN(auto h, check_batch_header(records.subspan(pos), "fetched batch"));
+        if (pos == 0 && h.base_offset != part_->log_end_offset()) {
           // Kafka (Partition.appendRecordsToFollowerOrFutureReplica): the leader's log start lies
           // inside this batch and this log is empty: restart it at the batch's base offset.
           const offset leo = part_->log_end_offset();
-          if (leo == part_->log_start_offset() && h->base_offset < leo && h->last_offset() >= leo) {
+          if (leo == part_->log_start_offset() && h.base_offset < leo && h.last_offset() >= leo) {
             BROOK_TRY(cache_->clear());
-            BROOK_TRY(part_->log().truncate_fully_and_start_at(h->base_offset));
-            part_->reset_high_watermark(h->base_offset);
+            BROOK_TRY(part_->log().truncate_fully_and_start_at(h.base_offset));
+            part_->reset_high_watermark(h.base_offset);
           }
         }
-        if (pos == 0 && h->base_offset != part_->log_end_offset())
+        if (pos == 0 && h.base_offset != part_->log_end_offset())
           return make_error(errc::offset_out_of_range,
-                            "{}: fetched batch at offset {} does not start at the log end {}", name(), h->base_offset,
+                            "{}: fetched batch at offset {} does not start at the log end {}", name(), h.base_offset,
                             part_->log_end_offset());
-        if (h->partition_leader_epoch >= 0) epochs.push_back({leader_epoch{h->partition_leader_epoch}, h->base_offset});
-        pos += h->size_bytes();
+        if (h.partition_leader_epoch >= 0) epochs.push_back({leader_epoch{h.partition_leader_epoch}, h.base_offset});
+        pos += h.size_bytes();
       }
       buf_.assign(records.begin(), records.end());
       BROOK_TRY(cache_->assign(std::span<const epoch_entry>(epochs)));
@@ -559,9 +553,8 @@ class partition_replica {
   /// append_as_follower. Returns the log end afterwards.
   result<offset> apply_fetch_response(const replica_fetch_response& resp) {
     if (resp.diverging_epoch) {
-      auto st = truncate_to_epoch_end(*resp.diverging_epoch);
-      if (!st) return st.error();
-      return st->log_end_offset;
+      BROOK_TRY_ASSIGN(auto st, truncate_to_epoch_end(*resp.diverging_epoch));
+      return st.log_end_offset;
     }
     return append_as_follower(resp.records.bytes(), resp.high_watermark);
   }

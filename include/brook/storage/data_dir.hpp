@@ -108,8 +108,7 @@ class data_dir {
     if (tc.partitions < 1)
       return make_error(errc::invalid_partitions, "topic '{}': partition count {} must be at least 1", name,
                         tc.partitions);
-    auto cfg = tc.apply(opts_.defaults);
-    if (!cfg) return cfg.error();
+    BROOK_TRY_ASSIGN(auto cfg, tc.apply(opts_.defaults));
     std::unique_lock lk(mu_);
     BROOK_TRY(writable());
     if (topics_.count(name)) return make_error(errc::topic_already_exists, "topic '{}' already exists", name);
@@ -117,7 +116,7 @@ class data_dir {
     // same name, which is refused above.
     topic_state ts;
     ts.config = std::move(tc);
-    ts.log_config = *cfg;
+    ts.log_config = cfg;
     for (std::int32_t p = 0; p < ts.config.partitions; ++p) {
       auto part = open_partition(name, partition_id(p), ts.log_config);
       if (!part) {
@@ -176,9 +175,8 @@ class data_dir {
                         ts.config.partitions, total);
     std::vector<std::shared_ptr<partition>> parts = ts.partitions;
     for (std::int32_t p = ts.config.partitions; p < total; ++p) {
-      auto part = open_partition(name, partition_id(p), ts.log_config);
-      if (!part) return part.error();
-      parts.push_back(std::move(*part));
+      BROOK_TRY_ASSIGN(auto part, open_partition(name, partition_id(p), ts.log_config));
+      parts.push_back(std::move(part));
     }
     ts.partitions = std::move(parts);
     ts.config.partitions = total;
@@ -318,11 +316,9 @@ class data_dir {
     if (!cfg.compacts()) return ok();
     compact_options co;
     co.upper_bound = p.high_watermark();
-    auto info = p.log().cleanable(co.upper_bound);
-    if (!info) return info.error();
-    if (info->dirty_bytes == 0 || info->dirty_ratio() < cfg.min_cleanable_dirty_ratio) return ok();
-    auto r = p.log().compact(co);
-    if (!r) return r.error();
+    BROOK_TRY_ASSIGN(auto info, p.log().cleanable(co.upper_bound));
+    if (info.dirty_bytes == 0 || info.dirty_ratio() < cfg.min_cleanable_dirty_ratio) return ok();
+    BROOK_TRY(p.log().compact(co));
     return ok();
   }
 
@@ -361,9 +357,8 @@ class data_dir {
   result<std::shared_ptr<partition>> open_partition(const std::string& topic, partition_id p, const log_config& cfg) {
     log_open_options lo;
     lo.read_only = opts_.read_only;
-    auto log = partition_log::open(dir_ / fmt::format("{}-{}", topic, p.value()), cfg, lo);
-    if (!log) return log.error();
-    return std::make_shared<partition>(topic, p, std::move(*log), notify_);
+    BROOK_TRY_ASSIGN(auto log, partition_log::open(dir_ / fmt::format("{}-{}", topic, p.value()), cfg, lo));
+    return std::make_shared<partition>(topic, p, std::move(log), notify_);
   }
 
   result<void> save_configs_locked() {
@@ -457,9 +452,8 @@ class data_dir {
           ts.config.partitions = p;
           break;
         }
-        auto part = open_partition(name, partition_id(p), ts.log_config);
-        if (!part) return part.error();
-        ts.partitions.push_back(std::move(*part));
+        BROOK_TRY_ASSIGN(auto part, open_partition(name, partition_id(p), ts.log_config));
+        ts.partitions.push_back(std::move(part));
       }
       topics_.emplace(name, std::move(ts));
     }

@@ -249,12 +249,11 @@ inline std::string_view key_view(const nullable_bytes& k) noexcept { return k.as
 inline result<void> add_segment_to_map(const segment& s, offset from, offset_map& map) {
   const file_pos limit = s.end_pos();
   for (file_pos p{0}; p < limit;) {
-    auto v = record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
-                                      [&] { return s.where(p); });
-    if (!v) return v.error();
-    p += v->size_bytes();
-    if (v->header().is_control() || v->last_offset() < from) continue;
-    for (const record_view& r : *v)
+    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
+                                                      [&] { return s.where(p); }));
+    p += v.size_bytes();
+    if (v.header().is_control() || v.last_offset() < from) continue;
+    for (const record_view& r : v)
       if (r.offset() >= from && !r.key().is_null()) map.put(key_view(r.key()), r.offset());
   }
   return ok();
@@ -303,9 +302,8 @@ class cleaned_segment_writer {
   /// Creates the files; `source_bytes` (the segment being cleaned) sizes the indexes.
   result<void> open(std::uint64_t source_bytes) {
     open_ = true;  // (leftovers of an earlier, failed pass are truncated below)
-    auto f = file_handle::open(files(), log_path(), O_RDWR | O_CREAT | O_TRUNC);
-    if (!f) return f.error();
-    log_ = std::move(*f);
+    BROOK_TRY_ASSIGN(auto f, file_handle::open(files(), log_path(), O_RDWR | O_CREAT | O_TRUNC));
+    log_ = std::move(f);
     using mode = detail::index_file::mode;
     // Rebuilt batches may grow (re-based timestamp deltas): room for twice the entries.
     std::size_t est =
@@ -484,19 +482,18 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
   auto keep_as_is = [&](std::span<const std::byte> b) -> result<void> { return changed ? out.append(b) : ok(); };
   for (file_pos p{0}; p < limit;) {
     const file_pos at = p;
-    auto v = record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
-                                      [&] { return s.where(p); });
-    if (!v) return v.error();
-    p += v->size_bytes();
-    const batch_header& h = v->header();
+    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
+                                                      [&] { return s.where(p); }));
+    p += v.size_bytes();
+    const batch_header& h = v.header();
     if (h.is_control()) {
-      BROOK_TRY(keep_as_is(v->bytes()));
+      BROOK_TRY(keep_as_is(v.bytes()));
       continue;
     }
     const bool has_horizon = (h.attributes & batch_attr::delete_horizon) != 0;
     kept.clear();
     bool kept_tombstone = false;
-    for (const record_view& r : *v) {
+    for (const record_view& r : v) {
       ++st.records_read;
       const bool tombstone = r.value().is_null();
       bool keep = false;
@@ -514,8 +511,8 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
     }
     st.records_kept += kept.size();
     const bool set_horizon = kept_tombstone && !has_horizon;
-    if (kept.size() == v->record_count() && !set_horizon) {  // (an empty batch stays as it is)
-      BROOK_TRY(keep_as_is(v->bytes()));
+    if (kept.size() == v.record_count() && !set_horizon) {  // (an empty batch stays as it is)
+      BROOK_TRY(keep_as_is(v.bytes()));
       continue;
     }
     if (!changed) BROOK_TRY(start_writing(at));
@@ -527,7 +524,7 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
       if (__builtin_add_overflow(f.now, f.delete_retention_ms, &horizon))
         horizon = std::numeric_limits<timestamp_ms>::max();
     }
-    rebuild_batch(scratch, *v, kept, horizon);
+    rebuild_batch(scratch, v, kept, horizon);
     BROOK_TRY(out.append(scratch));
   }
   return changed;

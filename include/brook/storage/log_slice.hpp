@@ -73,10 +73,10 @@ class log_slice {
     auto b = bytes();
     std::size_t pos = 0, n = 0;
     while (pos < b.size()) {
-      auto v = record_batch_view::parse(b.subspan(pos), check, [&] { return seg_->where(pos_ + pos); });
-      if (!v) return v.error();
-      fn(*v);
-      pos += v->size_bytes();
+      BROOK_TRY_ASSIGN(auto v,
+                       record_batch_view::parse(b.subspan(pos), check, [&] { return seg_->where(pos_ + pos); }));
+      fn(v);
+      pos += v.size_bytes();
       ++n;
     }
     return n;
@@ -93,12 +93,11 @@ class log_slice {
     std::size_t pos = 0, n = 0;
     while (pos < b.size()) {
       auto where = [&] { return seg_->where(pos_ + pos); };
-      auto v = record_batch_view::parse(b.subspan(pos), batch_check{check.crc, false}, where);
-      if (!v) return v.error();
-      const batch_header& h = v->header();
+      BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(b.subspan(pos), batch_check{check.crc, false}, where));
+      const batch_header& h = v.header();
       if (!h.is_control()) {
-        const std::byte* p = v->bytes().data() + batch_layout::records;
-        const std::byte* end = v->bytes().data() + v->size_bytes();
+        const std::byte* p = v.bytes().data() + batch_layout::records;
+        const std::byte* end = v.bytes().data() + v.size_bytes();
         const bool append_time = h.timestamp_type() == timestamp_type::log_append_time;
         std::int64_t prev_delta = -1;
         detail::record_fields f;
@@ -127,7 +126,7 @@ class log_slice {
           return make_error(errc::corrupt_message, "{}: batch at offset {} has bytes after its records", where(),
                             h.base_offset);
       }
-      pos += v->size_bytes();
+      pos += v.size_bytes();
     }
     return n;
   }

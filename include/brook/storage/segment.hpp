@@ -123,8 +123,7 @@ class segment {
 
   static result<std::shared_ptr<segment>> open(const open_args& a, recovery_report& report) {
     std::shared_ptr<segment> s(new segment(a));
-    auto r = s->do_open(report);
-    if (!r) return r.error();
+    BROOK_TRY(s->do_open(report));
     return s;
   }
   /// open() for a partition log's segment at `base` in `dir`; `config` must outlive it.
@@ -163,10 +162,9 @@ class segment {
     const file_pos limit = end_pos();
     timestamp_ms m = -1;
     for (file_pos p{0}; p < limit;) {
-      auto h = header_at(p, limit);
-      if (!h) return h.error();
-      m = std::max(m, h->max_timestamp);
-      p += h->size_bytes();
+      BROOK_TRY_ASSIGN(auto h, header_at(p, limit));
+      m = std::max(m, h.max_timestamp);
+      p += h.size_bytes();
     }
     timestamp_ms cur = max_ts_.load(std::memory_order_relaxed);
     while (cur < m && !max_ts_.compare_exchange_weak(cur, m, std::memory_order_acq_rel)) {
@@ -267,10 +265,9 @@ class segment {
       }
     }
     while (pos < limit) {
-      auto h = header_at(pos, limit);
-      if (!h) return h.error();
-      if (h->last_offset() >= target) return std::optional<file_pos>(pos);
-      pos += h->size_bytes();
+      BROOK_TRY_ASSIGN(auto h, header_at(pos, limit));
+      if (h.last_offset() >= target) return std::optional<file_pos>(pos);
+      pos += h.size_bytes();
     }
     return std::optional<file_pos>();
   }
@@ -334,26 +331,22 @@ class segment {
 
   result<void> do_open(recovery_report& report) {
     int flags = writable_ ? (O_RDWR | (kind_ == open_kind::create ? O_CREAT | O_EXCL : 0)) : O_RDONLY;
-    auto f = file_handle::open(files(), log_path_, flags);
-    if (!f) return f.error();
-    log_ = std::move(*f);
-    auto sz = log_.size();
-    if (!sz) return sz.error();
-    std::uint64_t file_size = *sz;
+    BROOK_TRY_ASSIGN(auto f, file_handle::open(files(), log_path_, flags));
+    log_ = std::move(f);
+    BROOK_TRY_ASSIGN(auto sz, log_.size());
+    std::uint64_t file_size = sz;
     std::uint64_t cap = file_size;
     if (active_) cap = std::max<std::uint64_t>(file_size, config_->segment_bytes + config_->max_message_bytes);
-    auto m = mapped_region::map_file(log_, round_up_to_page(static_cast<std::size_t>(cap)), false);
-    if (!m) return m.error();
-    map_ = std::move(*m);
+    BROOK_TRY_ASSIGN(auto m, mapped_region::map_file(log_, round_up_to_page(static_cast<std::size_t>(cap)), false));
+    map_ = std::move(m);
 
     if (kind_ == open_kind::create) {
       BROOK_TRY(open_indexes(detail::index_file::mode::fresh));
       return ok();
     }
     if (kind_ == open_kind::trusted && base_ <= recovery_point_) {
-      auto t = try_trusted(file_size, report);
-      if (!t) return t.error();
-      if (*t) return ok();
+      BROOK_TRY_ASSIGN(auto t, try_trusted(file_size, report));
+      if (t) return ok();
     }
     return recover(file_size, report);
   }

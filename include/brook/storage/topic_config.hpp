@@ -87,9 +87,8 @@ struct topic_config {
         continue;
       }
       if (k == "cleanup.policy") {
-        auto p = parse_cleanup_policy(v);
-        if (!p) return p.error();
-        base.cleanup = *p;
+        BROOK_TRY_ASSIGN(auto p, parse_cleanup_policy(v));
+        base.cleanup = p;
         continue;
       }
       if (k == "min.cleanable.dirty.ratio") {

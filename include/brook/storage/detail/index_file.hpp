@@ -49,9 +49,8 @@ class index_file {
     std::size_t cap_entries = capacity / entry_size;
     if (m == mode::memory) {
       cap_entries = std::max<std::size_t>(cap_entries, 1);
-      auto r = mapped_region::map_anonymous(cap_entries * entry_size);
-      if (!r) return r.error();
-      map_ = std::move(*r);
+      BROOK_TRY_ASSIGN(auto r, mapped_region::map_anonymous(cap_entries * entry_size));
+      map_ = std::move(r);
       max_entries_ = cap_entries;
       count_.store(0, std::memory_order_release);
       return ok();
@@ -59,14 +58,12 @@ class index_file {
     if (m == mode::read_only) {
       // Another process may own this file and trim it at any moment (segment roll or
       // close): mapping it could SIGBUS. Copy the used entries into private memory instead.
-      auto f = file_handle::open(files, path, O_RDONLY);
-      if (!f) return f.error();
-      auto sz = f->size();
-      if (!sz) return sz.error();
-      std::size_t n = static_cast<std::size_t>(*sz) / entry_size;
+      BROOK_TRY_ASSIGN(auto f, file_handle::open(files, path, O_RDONLY));
+      BROOK_TRY_ASSIGN(auto sz, f.size());
+      std::size_t n = static_cast<std::size_t>(sz) / entry_size;
       auto zero_at = [&](std::size_t i) -> result<bool> {
         std::byte e[16] = {};
-        auto r = f->pread_all({e, entry_size}, i * entry_size);
+        auto r = f.pread_all({e, entry_size}, i * entry_size);
         if (!r) return true;  // shrank under us: treat as unused
         for (std::size_t k = 0; k < entry_size; ++k)
           if (e[k] != std::byte{0}) return false;
@@ -84,11 +81,10 @@ class index_file {
         }
         used = lo;
       }
-      auto r = mapped_region::map_anonymous(std::max<std::size_t>(used, 1) * entry_size);
-      if (!r) return r.error();
-      map_ = std::move(*r);
+      BROOK_TRY_ASSIGN(auto r, mapped_region::map_anonymous(std::max<std::size_t>(used, 1) * entry_size));
+      map_ = std::move(r);
       if (used > 0) {
-        auto rd = f->pread_all({map_->data(), used * entry_size}, 0);
+        auto rd = f.pread_all({map_->data(), used * entry_size}, 0);
         if (!rd) used = 0;  // the file shrank while we read: start with no hints
       }
       max_entries_ = used;
@@ -96,20 +92,17 @@ class index_file {
       return ok();
     }
     int flags = O_RDWR | O_CREAT | (m == mode::fresh ? O_TRUNC : 0);
-    auto f = file_handle::open(files, path, flags);
-    if (!f) return f.error();
-    auto sz = f->size();
-    if (!sz) return sz.error();
-    std::size_t existing = m == mode::fresh ? 0 : static_cast<std::size_t>(*sz) / entry_size;
+    BROOK_TRY_ASSIGN(auto f, file_handle::open(files, path, flags));
+    BROOK_TRY_ASSIGN(auto sz, f.size());
+    std::size_t existing = m == mode::fresh ? 0 : static_cast<std::size_t>(sz) / entry_size;
     cap_entries = std::max(cap_entries, existing);
-    if (cap_entries * entry_size != *sz) BROOK_TRY(f->truncate(cap_entries * entry_size));
-    auto r = mapped_region::map_file(*f, cap_entries * entry_size, true);
-    if (!r) return r.error();
+    if (cap_entries * entry_size != sz) BROOK_TRY(f.truncate(cap_entries * entry_size));
+    BROOK_TRY_ASSIGN(auto r, mapped_region::map_file(f, cap_entries * entry_size, true));
     // Entries are written one page at a time into a sparse file: without this, the first
     // write fault reads ahead (zero-fills) megabytes of the preallocated index.
-    (*r)->advise(MADV_RANDOM);
-    file_ = std::move(*f);
-    map_ = std::move(*r);
+    r->advise(MADV_RANDOM);
+    file_ = std::move(f);
+    map_ = std::move(r);
     max_entries_ = cap_entries;
     count_.store(used_entries(existing), std::memory_order_release);
     return ok();
