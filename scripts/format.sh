@@ -16,7 +16,7 @@ case "${1:-}" in
 esac
 command -v clang-format >/dev/null || { echo "format.sh: clang-format is not installed (scripts/deps.sh)" >&2; exit 2; }
 
-listing=$(git ls-files '*.hpp' '*.cpp' ':!:tests/layering/fixture/**')  # a git failure stops here (set -e)
+listing=$(git ls-files '*.hpp' '*.ipp' '*.cpp' ':!:tests/layering/fixture/**')  # a git failure stops here (set -e)
 mapfile -t files <<<"$listing"
 if [[ -z "$listing" ]]; then
   echo "format.sh: git lists no C++ files; is this a clone of brook?" >&2

@@ -10,6 +10,7 @@
 #include <brook/version.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
+#include <brook/core/linkage.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>

@@ -5,13 +5,15 @@
 #
 # The layers, bottom first, are the rows of the table under "## Layers" in
 # ROOT/docs/design.md (or DESIGN) whose second cell is a directory: "| core | `core/` | ...".
-# Rules, for every header under ROOT/include/brook:
+# Rules, for every header (.hpp) and out-of-class definition file (.ipp) under
+# ROOT/include/brook:
 #   - it lives in a listed layer directory, or at the top (brook.hpp, version.hpp);
 #   - it includes brook headers as <brook/...>, never "...";
 #   - a layer header includes headers of its own layer or lower ones, and of the top
 #     only <brook/version.hpp>;
-#   - a header includes <brook/L/detail/...> only from layer L;
-#   - brook.hpp includes every header of every listed layer outside detail/, except the
+#   - a header includes <brook/L/detail/...> only from layer L, and <brook/L/impl/...>
+#     (the .ipp definitions of core/linkage.hpp) only from layer L or the top (src.hpp);
+#   - brook.hpp includes every header of every listed layer outside detail/ and impl/, except the
 #     opt-in testing/ layer (test rigging: fault-injecting I/O, a manual clock), which no
 #     top-level header includes;
 # and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header,
@@ -72,7 +74,8 @@ function(layer_of path out)
 endfunction()
 
 # --- headers -----------------------------------------------------------------------
-file(GLOB_RECURSE headers RELATIVE "${ROOT}/include/brook" "${ROOT}/include/brook/*.hpp")
+file(GLOB_RECURSE headers RELATIVE "${ROOT}/include/brook" "${ROOT}/include/brook/*.hpp"
+     "${ROOT}/include/brook/*.ipp")
 list(SORT headers)
 foreach(h IN LISTS headers)
   layer_of("${h}" from)
@@ -115,6 +118,8 @@ foreach(h IN LISTS headers)
       violation("${h} -> ${to_path}: ${from} includes the higher layer ${to}")
     elseif(to_path MATCHES "/detail/" AND NOT to STREQUAL from)
       violation("${h} -> ${to_path}: ${from} includes ${to}'s detail/")
+    elseif(to_path MATCHES "/impl/" AND NOT to STREQUAL from)
+      violation("${h} -> ${to_path}: ${from} includes ${to}'s impl/")
     endif()
   endforeach()
 endforeach()
@@ -126,7 +131,7 @@ if(EXISTS "${ROOT}/include/brook/brook.hpp")
   foreach(h IN LISTS headers)
     layer_of("${h}" from)
     list(FIND layers "${from}" rank)
-    if(rank EQUAL -1 OR h MATCHES "/detail/" OR from STREQUAL "testing")
+    if(rank EQUAL -1 OR h MATCHES "/(detail|impl)/" OR from STREQUAL "testing")
       continue()
     endif()
     string(REPLACE "." "\\." h_re "${h}")
@@ -141,10 +146,14 @@ foreach(dir tools examples benchmarks)
   file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.h")
   list(SORT sources)
   foreach(s IN LISTS sources)
-    file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/.*detail/")
+    file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/.*(detail|impl)/")
     foreach(line IN LISTS lines)
       string(REGEX REPLACE ".*<brook/([^>]+)>.*" "\\1" to_path "${line}")
-      violation("${s} -> ${to_path}: ${dir}/ includes a detail/ header")
+      if(to_path MATCHES "/impl/")
+        violation("${s} -> ${to_path}: ${dir}/ includes an impl/ file")
+      else()
+        violation("${s} -> ${to_path}: ${dir}/ includes a detail/ header")
+      endif()
     endforeach()
     if(NOT dir STREQUAL "benchmarks")
       file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/testing/")

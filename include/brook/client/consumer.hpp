@@ -46,6 +46,7 @@
 
 #include <brook/client/consumer_record.hpp>
 #include <brook/client/fetch_source.hpp>
+#include <brook/core/linkage.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
@@ -74,106 +75,48 @@ struct consumer_config {
 class consumer {
  public:
   /// A consumer reading `dd`'s partitions.
-  explicit consumer(data_dir& dd, consumer_config cfg = {})
-      : owned_source_(std::make_unique<data_dir_source>(dd)), src_(*owned_source_), cfg_(cfg) {}
+  explicit consumer(data_dir& dd, consumer_config cfg = {});
   /// A consumer reading from `source` (e.g. a cluster_source), which must outlive it.
-  explicit consumer(fetch_source& source, consumer_config cfg = {}) : src_(source), cfg_(cfg) {}
+  explicit consumer(fetch_source& source, consumer_config cfg = {});
   consumer(const consumer&) = delete;
   consumer& operator=(const consumer&) = delete;
 
   /// Replaces the assignment. Positions of partitions that stay assigned are kept.
   /// unknown_topic_or_partition if any partition does not exist (nothing changes then).
-  result<void> assign(const std::vector<topic_partition>& tps) {
-    std::map<topic_partition, state> next;
-    for (const auto& tp : tps) {
-      BROOK_TRY_ASSIGN(const std::int32_t n, src_.partition_count(tp.topic));
-      if (tp.partition.value() < 0 || tp.partition.value() >= n)
-        return make_error(errc::unknown_topic_or_partition, "no partition {}-{}: the topic has {}", tp.topic,
-                          tp.partition, n);
-      auto it = parts_.find(tp);
-      next.emplace(tp, it != parts_.end() ? it->second : state{});
-    }
-    parts_ = std::move(next);
-    return ok();
-  }
-  std::vector<topic_partition> assignment() const {
-    std::vector<topic_partition> out;
-    for (const auto& [tp, _] : parts_) out.push_back(tp);
-    return out;
-  }
+  result<void> assign(const std::vector<topic_partition>& tps);
+  std::vector<topic_partition> assignment() const;
 
   /// Sets the next offset poll() returns for tp. The offset is checked at the next fetch.
-  result<void> seek(const topic_partition& tp, offset o) {
-    auto* s = find(tp);
-    if (!s) return not_assigned(tp);
-    if (o.value() < 0) return make_error(errc::invalid_argument, "seek to negative offset {}", o);
-    s->position = o;
-    s->reset.reset();
-    return ok();
-  }
+  result<void> seek(const topic_partition& tp, offset o);
   /// Moves to the log start (seekToBeginning) or the high watermark (seekToEnd). As in
   /// Kafka, the offset is looked up lazily, at the next poll() or position().
-  result<void> seek_to_beginning(const std::vector<topic_partition>& tps) {
-    return seek_to(tps, offset_reset::earliest);
-  }
+  result<void> seek_to_beginning(const std::vector<topic_partition>& tps);
   result<void> seek_to_end(const std::vector<topic_partition>& tps) { return seek_to(tps, offset_reset::latest); }
 
   /// Whether tp has a position or a pending seek (set by seek, seek_to_beginning, seek_to_end
   /// or an earlier poll), without resolving auto.offset.reset. false for a partition that is
   /// not assigned.
-  bool has_position(const topic_partition& tp) const {
-    auto it = parts_.find(tp);
-    return it != parts_.end() && (it->second.position.has_value() || it->second.reset.has_value());
-  }
+  bool has_position(const topic_partition& tp) const;
   /// Whether tp waits for a seek_to_beginning or seek_to_end that the next poll() or
   /// position() resolves (Kafka's isOffsetResetNeeded).
-  bool awaiting_reset(const topic_partition& tp) const {
-    auto it = parts_.find(tp);
-    return it != parts_.end() && it->second.reset.has_value();
-  }
+  bool awaiting_reset(const topic_partition& tp) const;
 
   /// The offset of the next record poll() will return for tp (resolving auto.offset.reset
   /// and seeks to the beginning or end). Errors: also the source's for tp (see
   /// fetch_source.hpp), such as not_leader_or_follower while its leadership moves.
-  result<offset> position(const topic_partition& tp) {
-    auto* s = find(tp);
-    if (!s) return not_assigned(tp);
-    BROOK_TRY(ensure_position(tp, *s));
-    return *s->position;
-  }
+  result<offset> position(const topic_partition& tp);
 
-  void pause(const std::vector<topic_partition>& tps) {
-    for (const auto& tp : tps)
-      if (auto* s = find(tp)) s->paused = true;
-  }
-  void resume(const std::vector<topic_partition>& tps) {
-    for (const auto& tp : tps)
-      if (auto* s = find(tp)) s->paused = false;
-  }
-  std::vector<topic_partition> paused() const {
-    std::vector<topic_partition> out;
-    for (const auto& [tp, s] : parts_)
-      if (s.paused) out.push_back(tp);
-    return out;
-  }
+  void pause(const std::vector<topic_partition>& tps);
+  void resume(const std::vector<topic_partition>& tps);
+  std::vector<topic_partition> paused() const;
 
   /// Kafka's offsetsForTimes: per partition, the first offset whose timestamp is >= the
   /// given time (below the high watermark), or nullopt when there is none.
   result<std::map<topic_partition, std::optional<timestamp_offset>>> offsets_for_times(
-      const std::map<topic_partition, timestamp_ms>& query) {
-    std::map<topic_partition, std::optional<timestamp_offset>> out;
-    for (const auto& [tp, ts] : query) {
-      BROOK_TRY_ASSIGN(out[tp], src_.offset_for_timestamp(tp, ts));
-    }
-    return out;
-  }
+      const std::map<topic_partition, timestamp_ms>& query);
   /// Log start offsets (Kafka's beginningOffsets) and high watermarks (endOffsets).
-  result<std::map<topic_partition, offset>> beginning_offsets(const std::vector<topic_partition>& tps) {
-    return offsets_of(tps, [](const partition_bounds& b) { return b.log_start; });
-  }
-  result<std::map<topic_partition, offset>> end_offsets(const std::vector<topic_partition>& tps) {
-    return offsets_of(tps, [](const partition_bounds& b) { return b.high_watermark; });
-  }
+  result<std::map<topic_partition, offset>> beginning_offsets(const std::vector<topic_partition>& tps);
+  result<std::map<topic_partition, offset>> end_offsets(const std::vector<topic_partition>& tps);
 
   /// Fetches records; see the header comment. Errors: offset_out_of_range (reset policy
   /// none), corrupt_message (a damaged batch, with file and byte), wakeup, and any other
@@ -223,10 +166,7 @@ class consumer {
   }
 
   /// Makes a blocked (or the next) poll() return errc::wakeup. Thread-safe.
-  void wakeup() {
-    wakeup_.store(true, std::memory_order_release);
-    src_.notifier().notify();
-  }
+  void wakeup();
 
   const consumer_config& config() const noexcept { return cfg_; }
 
@@ -237,20 +177,10 @@ class consumer {
     bool paused = false;
   };
 
-  state* find(const topic_partition& tp) {
-    auto it = parts_.find(tp);
-    return it == parts_.end() ? nullptr : &it->second;
-  }
-  static brook::error not_assigned(const topic_partition& tp) {
-    return make_error(errc::invalid_argument, "{}-{} is not assigned to this consumer", tp.topic, tp.partition);
-  }
+  state* find(const topic_partition& tp);
+  static brook::error not_assigned(const topic_partition& tp);
 
-  result<void> seek_to(const std::vector<topic_partition>& tps, offset_reset where) {
-    for (const auto& tp : tps)
-      if (!find(tp)) return not_assigned(tp);
-    for (const auto& tp : tps) find(tp)->reset = where;
-    return ok();
-  }
+  result<void> seek_to(const std::vector<topic_partition>& tps, offset_reset where);
 
   template <typename F>
   result<std::map<topic_partition, offset>> offsets_of(const std::vector<topic_partition>& tps, F f) {
@@ -264,81 +194,16 @@ class consumer {
 
   /// Gives a partition without a position (or with one outside the log) a position from a
   /// pending seek to the beginning or end, or else from auto.offset.reset.
-  result<void> ensure_position(const topic_partition& tp, state& s, bool out_of_range = false) {
-    if (s.position && !s.reset && !out_of_range) return ok();
-    const offset_reset how = s.reset.value_or(cfg_.auto_offset_reset);
-    if (how == offset_reset::none) {
-      if (!out_of_range)
-        return make_error(errc::offset_out_of_range, "{}-{}: no position and auto.offset.reset is none", tp.topic,
-                          tp.partition);
-      BROOK_TRY_ASSIGN(const partition_bounds b, src_.bounds(tp));
-      return make_error(errc::offset_out_of_range,
-                        "{}-{}: position {} is outside [{}, {}] and auto.offset.reset is none", tp.topic, tp.partition,
-                        *s.position, b.log_start, b.high_watermark);
-    }
-    BROOK_TRY_ASSIGN(const partition_bounds b, src_.bounds(tp));
-    s.position = how == offset_reset::earliest ? b.log_start : b.high_watermark;
-    s.reset.reset();
-    return ok();
-  }
+  result<void> ensure_position(const topic_partition& tp, state& s, bool out_of_range = false);
 
   /// Whether a partition's error leaves it out of this pass rather than failing the poll.
-  static bool skip_for_now(const brook::error& e) {
-    return is_leader_change(e) || e == errc::unknown_topic_or_partition;
-  }
+  static bool skip_for_now(const brook::error& e);
 
   /// Reads tp from its position, resetting an out-of-range position by policy.
-  result<log_slice> read_from_position(const topic_partition& tp, state& s, const read_options& ro) {
-    BROOK_TRY(ensure_position(tp, s));
-    auto slice = src_.fetch(tp, *s.position, ro);
-    // Out of range: reset by policy and read again. Retention may move the log start again
-    // between the reset and the read, so retry (the log start only moves forward, and
-    // each reset lands on its newest value).
-    for (int tries = 0; !slice && slice.error() == errc::offset_out_of_range && tries < 64; ++tries) {
-      BROOK_TRY(ensure_position(tp, s, /*out_of_range=*/true));
-      slice = src_.fetch(tp, *s.position, ro);
-    }
-    return slice;
-  }
+  result<log_slice> read_from_position(const topic_partition& tp, state& s, const read_options& ro);
 
   /// One pass over the assigned partitions, adding what is available to `out`.
-  result<void> fetch_into(consumer_records& out, std::size_t& bytes) {
-    if (parts_.empty()) return ok();
-    const std::size_t n = parts_.size();
-    auto it = parts_.begin();
-    std::advance(it, static_cast<std::ptrdiff_t>(rotate_++ % n));
-    batch_check check{cfg_.check_crcs, true};
-    for (std::size_t k = 0; k < n; ++k, ++it) {
-      if (it == parts_.end()) it = parts_.begin();
-      if (out.size() >= cfg_.max_poll_records || bytes >= cfg_.fetch_max_bytes) break;
-      const topic_partition& tp = it->first;
-      state& s = it->second;
-      if (s.paused) continue;
-      read_options ro;
-      ro.max_bytes = std::min(cfg_.max_partition_fetch_bytes, std::max<std::size_t>(cfg_.fetch_max_bytes - bytes, 1));
-      auto slice = read_from_position(tp, s, ro);
-      if (!slice && skip_for_now(slice.error())) continue;
-      if (!slice) return slice.error();
-      if (slice->empty()) continue;
-      const std::string* topic = out.intern(tp.topic);
-      offset next = *s.position;
-      const std::size_t room = cfg_.max_poll_records - out.size();
-      std::size_t taken = 0;
-      BROOK_TRY(slice->for_each_record(
-          [&](const record_view& v) {
-            out.add(consumer_record(topic, tp.partition, v));
-            next = v.offset() + 1;
-            return ++taken < room;
-          },
-          check));
-      // Control batches and compacted gaps hold no records: move past them too.
-      if (taken < room) next = std::max(next, slice->next_offset());
-      bytes += slice->size_bytes();
-      s.position = next;
-      out.keep(std::move(*slice));
-    }
-    return ok();
-  }
+  result<void> fetch_into(consumer_records& out, std::size_t& bytes);
 
   std::unique_ptr<fetch_source> owned_source_;  // set when constructed from a data_dir
   fetch_source& src_;
@@ -349,3 +214,7 @@ class consumer {
 };
 
 }  // namespace brook
+
+#if !defined(BROOK_SEPARATE_COMPILATION)
+#include <brook/client/impl/consumer.ipp>
+#endif

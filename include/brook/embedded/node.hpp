@@ -39,6 +39,7 @@
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
 #include <brook/core/assert.hpp>
+#include <brook/core/linkage.hpp>
 #include <brook/core/result.hpp>
 #include <brook/group/group_consumer.hpp>
 #include <brook/group/group_coordinator.hpp>
@@ -93,73 +94,39 @@ class node {
   node& operator=(const node&) = delete;
   /// Without close(): the parts (and their coordinator timer and housekeeping, which group
   /// consumers and retention still need) live on until the last handle goes, then close.
-  ~node() = default;
+  ~node();
 
   /// Opens (creating it when missing) the data directory at `dir`, replays committed offsets,
   /// starts the coordinator's timer and housekeeping. Errors: the data_dir's
   /// (log_dir_locked when another process holds it, kafka_storage_error, invalid_config),
   /// the coordinator's.
-  static result<std::unique_ptr<node>> open(const std::filesystem::path& dir, node_options opts = {}) {
-    auto p = std::make_shared<parts>();
-    BROOK_TRY_ASSIGN(p->dd, data_dir::open(dir, opts.dir));
-    BROOK_TRY_ASSIGN(p->coordinator, group_coordinator::open(*p->dd, opts.groups));
-    p->coordinator->start();
-    if (opts.housekeeping_interval.count() > 0) p->dd->start_housekeeping(opts.housekeeping_interval);
-    return std::unique_ptr<node>(new node(std::move(p)));
-  }
+  static result<std::unique_ptr<node>> open(const std::filesystem::path& dir, node_options opts = {});
 
   /// Creates a topic. Errors: topic_already_exists, invalid_topic (Kafka's
   /// INVALID_TOPIC_EXCEPTION), invalid_partitions, invalid_config (a bad override), closed,
   /// the data_dir's.
-  result<void> create_topic(const std::string& name, topic_config tc = {}) {
-    std::shared_ptr<parts> p;
-    {
-      std::lock_guard l(mu_);  // a close() on another thread may reset parts_
-      p = parts_;
-    }
-    if (!p) return make_error(errc::closed, "node is closed");
-    return p->dd->create_topic(name, std::move(tc));
-  }
+  result<void> create_topic(const std::string& name, topic_config tc = {});
 
   /// A producer writing to this node's topics (its sender thread starts now).
   /// REQUIRES (all make_*): not closed.
-  handle<producer> make_producer(producer_config cfg = {}) {
-    return hand_out<producer>([&](parts& p) { return new producer(*p.dd, std::move(cfg)); });
-  }
+  handle<producer> make_producer(producer_config cfg = {});
   /// A consumer with manual assignment (assign/seek/poll), no group.
-  handle<consumer> make_consumer(consumer_config cfg = {}) {
-    return hand_out<consumer>([&](parts& p) { return new consumer(*p.dd, cfg); });
-  }
+  handle<consumer> make_consumer(consumer_config cfg = {});
   /// A member of consumer group `cfg.group_id`; it joins on subscribe().
-  handle<group_consumer> make_group_consumer(group_consumer_config cfg) {
-    return hand_out<group_consumer>(
-        [&](parts& p) { return new group_consumer(*p.dd, *p.coordinator, std::move(cfg)); });
-  }
+  handle<group_consumer> make_group_consumer(group_consumer_config cfg);
 
   /// The parts, for what the facade does not cover (describe topics, admin on groups, ...).
   /// REQUIRES: not closed.
   data_dir& dir() { return *live().dd; }
   group_coordinator& coordinator() { return *live().coordinator; }
   /// The last error a background housekeeping pass met, if any.
-  std::optional<error> last_housekeeping_error() const {
-    std::lock_guard l(mu_);
-    return parts_ ? parts_->dd->last_housekeeping_error() : std::nullopt;
-  }
+  std::optional<error> last_housekeeping_error() const;
 
   /// Stops the coordinator's timer and housekeeping and closes the data directory (flush,
   /// checkpoints). Errors: invalid_request while producers or consumers it handed out are
   /// still open (close or destroy them first; nothing is stopped then), the data_dir's.
   /// A second call returns ok.
-  result<void> close() {
-    std::lock_guard l(mu_);
-    if (!parts_) return ok();
-    if (const int n = parts_->handles.load(std::memory_order_acquire); n > 0)
-      return make_error(errc::invalid_request, "node: {} producer(s)/consumer(s) still open; close them first", n);
-    parts_->stop_background();
-    auto r = parts_->dd->close();
-    parts_.reset();
-    return r;
-  }
+  result<void> close();
 
  private:
   // What the node and every handle share; the last owner closes it.
@@ -178,13 +145,9 @@ class node {
     }
   };
 
-  explicit node(std::shared_ptr<parts> p) : parts_(std::move(p)) {}
+  explicit node(std::shared_ptr<parts> p);
 
-  parts& live() {
-    std::lock_guard l(mu_);
-    BROOK_ASSERT(parts_ != nullptr, "node used after close()");
-    return *parts_;
-  }
+  parts& live();
   // Under the lock, so close() sees every handle counted or none of the object.
   template <typename T, typename Make>
   handle<T> hand_out(Make make) {
@@ -200,3 +163,7 @@ class node {
 };
 
 }  // namespace brook
+
+#if !defined(BROOK_SEPARATE_COMPILATION)
+#include <brook/embedded/impl/node.ipp>
+#endif

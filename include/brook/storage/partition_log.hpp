@@ -55,6 +55,7 @@
 
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
+#include <brook/core/linkage.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -78,19 +79,12 @@ class partition_log {
  public:
   partition_log(const partition_log&) = delete;
   partition_log& operator=(const partition_log&) = delete;
-  ~partition_log() { (void)close(); }
+  ~partition_log();
 
   /// Opens (creating when missing and writable) the partition directory and recovers it
   /// (storage/log_loader.hpp).
   static result<std::unique_ptr<partition_log>> open(const fs::path& dir, log_config config = {},
-                                                     log_open_options opts = {}) {
-    BROOK_TRY(config.validate());
-    if (!config.clock) config.clock = make_system_clock();
-    if (!config.files) config.files = posix_file_system::shared();
-    std::unique_ptr<partition_log> log(new partition_log(dir, std::move(config), opts));
-    BROOK_TRY(log->load());
-    return log;
-  }
+                                                     log_open_options opts = {});
 
   const fs::path& dir() const noexcept { return dir_; }
   const log_config& config() const noexcept { return config_; }
@@ -112,146 +106,55 @@ class partition_log {
   /// With assign_offsets the batches' baseOffset fields are rewritten in place (and, for
   /// LogAppendTime logs, the timestamp and CRC), so `batches` must be writable. Errors:
   /// those of validate_append, closed, invalid_request (read-only), OS errors.
-  result<append_result> append(std::span<std::byte> batches, append_options ao = {}) {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_writable());
-    if (batches.empty()) return make_error(errc::invalid_record, "{}: empty append", dir_.string());
-    const timestamp_ms now = config_.clock->now_ms();
-    BROOK_TRY_ASSIGN(validated_append v, validate_append(batches, ao, config_, log_end_offset(), now, dir_.string()));
-    BROOK_TRY(write_batches(batches, v.result.last_offset, v.max_timestamp, now));
-    log_end_.store((v.result.last_offset + 1).value(), std::memory_order_release);
-    notify_waiters();
-
-    unflushed_records_ += static_cast<std::int64_t>(v.result.records);
-    if (first_unflushed_ms_ < 0) first_unflushed_ms_ = now;
-    if (unflushed_records_ >= config_.flush_messages) BROOK_TRY(flush_locked());
-    return v.result;
-  }
+  result<append_result> append(std::span<std::byte> batches, append_options ao = {});
 
   /// fdatasyncs everything appended; the recovery point moves to the log end.
-  result<void> flush() {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_open());
-    return flush_locked();
-  }
+  result<void> flush();
 
   /// Time-driven duties: flush.ms, and segment.ms for a non-empty active segment that has
   /// existed longer than segment.ms (appends also roll by segment.ms the way Kafka does, by
   /// comparing the incoming batch's timestamp with the segment's first). Call it from a
   /// housekeeping thread or a test with a manual clock. Retention is enforce_retention().
-  result<void> tick() {
-    std::lock_guard wl(writer_mu_);
-    if (closed_ || opts_.read_only) return ok();
-    timestamp_ms now = config_.clock->now_ms();
-    if (first_unflushed_ms_ >= 0 && now - first_unflushed_ms_ >= config_.flush_interval.count())
-      BROOK_TRY(flush_locked());
-    if (!segs_.active()->empty() && now - active_created_ms_ > config_.segment_time.count()) BROOK_TRY(roll_locked());
-    return ok();
-  }
+  result<void> tick();
 
   /// Seals the active segment and starts a new one at the log end (no-op on an empty one).
-  result<void> roll() {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_open());
-    if (segs_.active()->empty()) return ok();
-    return roll_locked();
-  }
+  result<void> roll();
 
   /// Writes the recovery-point and log-start checkpoints now.
-  result<void> checkpoint() {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_open());
-    return write_checkpoints();
-  }
+  result<void> checkpoint();
 
   /// Deletes the oldest segments that retention.ms, retention.bytes or the log start
   /// offset make eligible (storage/log_retention.hpp). Returns segments deleted.
-  result<std::size_t> enforce_retention() {
-    std::lock_guard wl(writer_mu_);
-    if (closed_ || opts_.read_only) return std::size_t{0};
-    const auto segs = segs_.snapshot();
-    BROOK_TRY_ASSIGN(std::size_t n,
-                     segments_past_retention(segs, log_start_offset(), config_, config_.clock->now_ms()));
-    if (n == 0) return n;
-    if (n == segs.size()) BROOK_TRY(roll_locked());  // never leave the log without a segment
-    BROOK_TRY(delete_oldest(n));
-    return n;
-  }
+  result<std::size_t> enforce_retention();
 
   /// Moves the log start offset to `o` (Kafka's DeleteRecords): offsets below it are no
   /// longer readable, and whole segments below it are deleted. offset_out_of_range if o is
   /// past the log end.
-  result<void> delete_records_before(offset o) {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_open());
-    if (o > log_end_offset())
-      return make_error(errc::offset_out_of_range, "{}: cannot delete records before {}, past the log end {}",
-                        dir_.string(), o, log_end_offset());
-    if (o <= log_start_offset()) return ok();
-    set_log_start(o);
-    if (const std::size_t n = segments_below(segs_.snapshot(), o); n > 0) BROOK_TRY(delete_oldest(n));
-    return write_checkpoints();
-  }
+  result<void> delete_records_before(offset o);
 
   /// Removes every record and restarts the log, empty, at `o` (Kafka's
   /// truncateFullyAndStartAt): a follower whose log ends below its leader's log start.
-  result<void> truncate_fully_and_start_at(offset o) {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_writable());
-    if (o.value() < 0) return make_error(errc::invalid_argument, "{}: negative start offset {}", dir_.string(), o);
-    structure_gen_.fetch_add(1, std::memory_order_acq_rel);
-    return truncate_fully_locked(o);
-  }
+  result<void> truncate_fully_and_start_at(offset o);
 
   /// Removes every record at or after `o`. As in Kafka, the batch containing `o` is removed
   /// whole, so the new log end is that batch's base offset (<= o). Readers holding slices of
   /// removed bytes keep valid (old) bytes (storage/log_truncation.hpp). Offsets below the
   /// log start reset the log to start empty at `o`.
-  result<void> truncate_to(offset o) {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_writable());
-    if (o >= log_end_offset()) return ok();
-    structure_gen_.fetch_add(1, std::memory_order_acq_rel);  // a cleaner pass running now must not swap
-    if (o < log_start_offset()) return truncate_fully_locked(o);
-    auto cut = segs_.modify([&](segment_list::vector& segs) -> result<void> {
-      BROOK_TRY(cut_segments_at(files(), segs, o, dir_, [&](offset base, segment::open_kind kind) {
-        return open_segment(base, kind, /*active=*/true);
-      }));
-      set_log_end_after_truncation(segs.back()->next_offset());
-      return ok();
-    });
-    BROOK_TRY(std::move(cut));
-    active_created_ms_ = config_.clock->now_ms();
-    const offset end = log_end_offset();
-    if (checkpoints_.cleaner_offset() && *checkpoints_.cleaner_offset() > end)
-      BROOK_TRY(checkpoints_.write_cleaner_offset(end));  // Kafka's maybeTruncateCheckpoint
-    return write_checkpoints();
-  }
+  result<void> truncate_to(offset o);
 
   /// Flushes, seals the active segment's indexes, checkpoints so the next open is fast, and
   /// releases the directory lock. Further calls fail with errc::closed. Readers' slices
   /// stay valid. When a write fails (a full or failed disk), the log is closed all the
   /// same, with what reached the files, and the lock released: the error says what was not
   /// done, and nothing is retried later (the next open recovers from the recovery point).
-  result<void> close() {
-    std::lock_guard wl(writer_mu_);
-    if (closed_) return ok();
-    closed_ = true;
-    notify_waiters();
-    if (opts_.read_only || segs_.size() == 0) return ok();  // read-only, or open() failed
-    auto r = flush_seal_and_checkpoint();
-    dir_lock_.reset();  // another writer may open the directory now
-    return r;
-  }
+  result<void> close();
 
   // ------------------------------------------------------------------ compaction
 
   /// Where the log stands for the cleaner: the first dirty offset, the cleanable segments
   /// below `upper_bound` (see compact_options) and their clean and dirty bytes, whose ratio
   /// housekeeping compares with min.cleanable.dirty.ratio. Thread-safe.
-  result<cleanable_info> cleanable(std::optional<offset> upper_bound = {}) const {
-    return plan(segs_.snapshot(), upper_bound, config_.clock->now_ms());
-  }
+  result<cleanable_info> cleanable(std::optional<offset> upper_bound = {}) const;
 
   /// Runs one log-cleaner pass (storage/log_cleaner.hpp) over the sealed segments below
   /// the bound, whatever the dirty ratio (housekeeping runs it only once the ratio reached
@@ -263,305 +166,93 @@ class partition_log {
   /// gone); stats then count what was done. Errors: closed, invalid_request (read-only, or
   /// cleanup.policy without compact: the cleaner drops keyless records, which a delete-policy
   /// log may hold), corrupt_message (a damaged batch in a cleanable segment), OS errors.
-  result<compact_stats> compact(const compact_options& co = {}) {
-    std::lock_guard cl(cleaner_mu_);
-    BROOK_TRY(check_compactable());
-    const std::uint64_t gen = structure_gen_.load(std::memory_order_acquire);
-    const timestamp_ms now = config_.clock->now_ms();
-    const auto segs = segs_.snapshot();  // pins every segment the map's keys point into
-    BROOK_TRY_ASSIGN(cleanable_info p, plan(segs, co.upper_bound, now));
-    compact_stats st = detail::stats_before_pass(p);
-    if (p.segments == 0) return st;
-    offset_map map;
-    BROOK_TRY(detail::build_offset_map(segs, p, map));
-    const detail::record_filter filter{&map, now, config_.delete_retention.count()};
-    for (std::size_t i = 0; i < p.segments; ++i) {
-      BROOK_TRY_ASSIGN(bool go_on, clean_one(segs[i], filter, gen, st));
-      if (!go_on) return st;  // truncated or closed meanwhile: stop, the first dirty offset stays
-    }
-    std::lock_guard wl(writer_mu_);
-    if (closed_ || structure_gen_.load(std::memory_order_acquire) != gen) return st;
-    if (st.first_dirty_after.value() > first_dirty_.load(std::memory_order_acquire))
-      first_dirty_.store(st.first_dirty_after.value(), std::memory_order_release);
-    BROOK_TRY(checkpoints_.write_cleaner_offset(st.first_dirty_after));
-    return st;
-  }
+  result<compact_stats> compact(const compact_options& co = {});
 
   // ------------------------------------------------------------------ reading
 
   /// Whole batches starting with the one that holds `start`, up to max_bytes and below
   /// max_offset, from one segment (storage/log_read.hpp). Empty when start is at the bound.
   /// offset_out_of_range outside [log start, log end].
-  result<log_slice> read(offset start, read_options ro = {}) const {
-    const offset log_start = log_start_offset();
-    const offset leo = log_end_offset();
-    if (start < log_start || start > leo)
-      return make_error(errc::offset_out_of_range, "{}: offset {} is outside [{}, {}]", dir_.string(), start, log_start,
-                        leo);
-    const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
-    if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
-    return read_segments(segs_, start, bound, ro.max_bytes, dir_);
-  }
+  result<log_slice> read(offset start, read_options ro = {}) const;
 
   /// Kafka's offsetsForTimes: the first record whose timestamp is >= ts, below max_offset
   /// (default log end); nullopt if there is none.
   result<std::optional<timestamp_offset>> offset_for_timestamp(timestamp_ms ts,
-                                                               std::optional<offset> max_offset = {}) const {
-    // Retention may move the log start while the search runs; an answer below the new start
-    // is stale, so search again (the log start only moves forward).
-    for (;;) {
-      auto r = offset_for_timestamp_once(ts, max_offset);
-      if (!r || !*r || (*r)->off >= log_start_offset()) return r;
-    }
-  }
+                                                               std::optional<offset> max_offset = {}) const;
 
   /// Blocks until the log end passes `after` (some offset >= after was appended), the log
   /// is closed, or the deadline passes. Returns whether data is there. No polling: each
   /// change of the log end or close bumps a notifier this waits on.
-  bool wait_for_data(offset after, std::chrono::steady_clock::time_point deadline) const {
-    for (;;) {
-      const std::uint64_t seen = changed_.sequence();
-      if (log_end_offset() > after) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      if (closed_flag_.load(std::memory_order_acquire)) return false;
-      if (!changed_.wait(seen, deadline)) return log_end_offset() > after;
-    }
-  }
+  bool wait_for_data(offset after, std::chrono::steady_clock::time_point deadline) const;
 
  private:
   using seg_ptr = segment_list::seg_ptr;
 
-  partition_log(fs::path dir, log_config cfg, log_open_options o)
-      : dir_(std::move(dir)), config_(std::move(cfg)), opts_(o), checkpoints_(dir_, *config_.files) {}
+  partition_log(fs::path dir, log_config cfg, log_open_options o);
 
-  result<void> load() {
-    BROOK_TRY_ASSIGN(loaded_log l, log_loader(dir_, config_, opts_, report_, checkpoints_).run());
-    dir_lock_ = std::move(l.dir_lock);
-    segs_.modify([&](segment_list::vector& v) { v = std::move(l.segments); });
-    log_start_.store(l.log_start.value(), std::memory_order_release);
-    log_end_.store(l.log_end.value(), std::memory_order_release);
-    recovery_point_.store(l.recovery_point.value(), std::memory_order_release);
-    first_dirty_.store(l.first_dirty.value(), std::memory_order_release);
-    active_created_ms_ = config_.clock->now_ms();
-    if (opts_.read_only) return ok();
-    if (!l.created) BROOK_TRY(segs_.active()->flush());  // everything on disk now counts as flushed
-    return write_checkpoints();
-  }
+  result<void> load();
 
   // ------------------------------------------------------------------ state and invariants
 
-  result<void> check_open() const {
-    if (closed_) return make_error(errc::closed, "{}: log is closed", dir_.string());
-    return ok();
-  }
-  result<void> check_writable() const {
-    BROOK_TRY(check_open());
-    if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
-    return ok();
-  }
-  result<void> check_compactable() {
-    std::lock_guard wl(writer_mu_);
-    BROOK_TRY(check_writable());
-    if (!config_.compacts())
-      return make_error(errc::invalid_request, "{}: cleanup.policy is {}; compaction needs compact", dir_.string(),
-                        to_string(config_.cleanup));
-    return ok();
-  }
+  result<void> check_open() const;
+  result<void> check_writable() const;
+  result<void> check_compactable();
 
   /// log start <= recovery point <= log end. REQUIRES: writer_mu_ (or the open).
-  void assert_positions() const {
-    const offset ls = log_start_offset(), rp = recovery_point(), leo = log_end_offset();
-    BROOK_ASSERT(ls <= rp && rp <= leo, "{}: log start {} <= recovery point {} <= log end {} does not hold",
-                 dir_.string(), ls, rp, leo);
-  }
+  void assert_positions() const;
 
   /// Moves the log start; the recovery point follows it (Kafka's updateLogStartOffset):
   /// nothing below the log start is read again, so nothing below it needs recovering.
-  void set_log_start(offset o) {
-    BROOK_ASSERT(o >= log_start_offset(), "{}: the log start moves only forward ({} -> {})", dir_.string(),
-                 log_start_offset(), o);
-    log_start_.store(o.value(), std::memory_order_release);
-    if (recovery_point() < o) recovery_point_.store(o.value(), std::memory_order_release);
-    assert_positions();
-  }
+  void set_log_start(offset o);
 
   /// After a truncation to `end`: the log end, recovery point and first dirty offset fall back.
-  void set_log_end_after_truncation(offset end) {
-    log_end_.store(end.value(), std::memory_order_release);
-    if (recovery_point() > end) recovery_point_.store(end.value(), std::memory_order_release);
-    if (first_dirty_.load(std::memory_order_relaxed) > end.value())
-      first_dirty_.store(end.value(), std::memory_order_release);
-    assert_positions();
-  }
+  void set_log_end_after_truncation(offset end);
 
   /// After the log end moved or the log closed: wakes wait_for_data (the notifier's bump
   /// follows the store, and a waiter reads the sequence before the log end: none is lost).
-  void notify_waiters() {
-    if (closed_) closed_flag_.store(true, std::memory_order_release);
-    changed_.notify();
-  }
+  void notify_waiters();
 
   result<seg_ptr> open_segment(offset base, segment::open_kind kind, bool active_seg,
-                               recovery_report* report = nullptr) {
-    return segment::open(dir_, base, config_, kind, !opts_.read_only, active_seg, recovery_point(),
-                         report ? *report : report_);
-  }
+                               recovery_report* report = nullptr);
 
   // ------------------------------------------------------------------ appending
 
   /// Writes validated batches to the active segment, rolling first by segment.ms or size.
-  result<void> write_batches(std::span<const std::byte> batches, offset last, timestamp_ms max_ts, timestamp_ms now) {
-    auto a = segs_.active();
-    // segment.ms, Kafka's way: the incoming timestamp against the segment's first batch,
-    // or wall time since the segment was created when timestamps are missing.
-    if (!a->empty()) {
-      const timestamp_ms first = a->first_batch_timestamp();
-      const std::int64_t waited = first >= 0 && max_ts >= 0 ? max_ts - first : now - active_created_ms_;
-      const bool full = !a->has_room_for(batches.size(), last);
-      if (waited > config_.segment_time.count() || full) {
-        BROOK_TRY(roll_locked());
-        a = segs_.active();
-      }
-    }
-    if (a->has_room_for(batches.size(), last)) return a->append(batches);
-    // More than one segment's worth in one call: append batch by batch.
-    for (std::size_t pos = 0; pos < batches.size();) {
-      batch_header h = decode_batch_header_unchecked(batches.data() + pos);
-      auto one = batches.subspan(pos, h.size_bytes());
-      if (!segs_.active()->has_room_for(one.size(), h.last_offset())) BROOK_TRY(roll_locked());
-      BROOK_TRY(segs_.active()->append(one));
-      pos += h.size_bytes();
-    }
-    return ok();
-  }
+  result<void> write_batches(std::span<const std::byte> batches, offset last, timestamp_ms max_ts, timestamp_ms now);
 
-  result<void> flush_locked() {
-    if (opts_.read_only) return ok();
-    BROOK_TRY(segs_.active()->flush());
-    recovery_point_.store(log_end_offset().value(), std::memory_order_release);
-    unflushed_records_ = 0;
-    first_unflushed_ms_ = -1;
-    return ok();
-  }
+  result<void> flush_locked();
 
-  result<void> roll_locked() {
-    auto old = segs_.active();
-    const offset base = log_end_offset();
-    BROOK_TRY(old->seal());
-    if (old->empty() && old->base_offset() == base) {
-      // Re-open an empty sealed segment as active instead of creating a duplicate name.
-      BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::trusted, true));
-      segs_.replace_back(std::move(s));
-      return ok();
-    }
-    BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::create, true));
-    segs_.push_back(std::move(s));  // asserts base > the old active segment's base
-    // Everything in the sealed segment is durable now.
-    recovery_point_.store(std::max(recovery_point(), old->next_offset()).value(), std::memory_order_release);
-    assert_positions();
-    active_created_ms_ = config_.clock->now_ms();
-    BROOK_TRY(files().sync_directory(dir_));
-    return write_checkpoints();
-  }
+  result<void> roll_locked();
 
   // ------------------------------------------------------------------ deleting and truncating
 
-  result<void> delete_oldest(std::size_t n) {
-    // The log start moves under the list's lock: a reader that pins after the segments are
-    // gone sees the new log start (read() reports offset_out_of_range against it).
-    const auto gone = segs_.pop_front(n, [&](const seg_ptr& first) {
-      if (log_start_offset() < first->base_offset()) set_log_start(first->base_offset());
-    });
-    for (const auto& s : gone) segment::remove_files(files(), dir_, s->base_offset());
-    BROOK_TRY(files().sync_directory(dir_));
-    return write_checkpoints();
-  }
+  result<void> delete_oldest(std::size_t n);
 
-  result<void> truncate_fully_locked(offset o) {
-    auto reset = segs_.modify([&](segment_list::vector& segs) -> result<void> {
-      BROOK_TRY_ASSIGN(seg_ptr fresh, open_segment_replacing_all(segs, o));
-      segs.assign(1, std::move(fresh));
-      log_start_.store(o.value(), std::memory_order_release);
-      log_end_.store(o.value(), std::memory_order_release);
-      recovery_point_.store(o.value(), std::memory_order_release);
-      first_dirty_.store(o.value(), std::memory_order_release);
-      return ok();
-    });
-    BROOK_TRY(std::move(reset));
-    notify_waiters();  // the log end may have moved forward (a follower restarting at its leader's log start)
-    active_created_ms_ = config_.clock->now_ms();
-    if (checkpoints_.cleaner_offset()) BROOK_TRY(checkpoints_.write_cleaner_offset(o));
-    return write_checkpoints();
-  }
+  result<void> truncate_fully_locked(offset o);
 
   /// Removes every segment's files and creates an empty segment at `o`. On failure the
   /// list keeps its (now fileless) segments, which stay readable through their mappings.
-  result<seg_ptr> open_segment_replacing_all(const segment_list::vector& segs, offset o) {
-    for (const auto& s : segs) segment::remove_files(files(), dir_, s->base_offset());
-    return open_segment(o, segment::open_kind::create, true);
-  }
+  result<seg_ptr> open_segment_replacing_all(const segment_list::vector& segs, offset o);
 
   // ------------------------------------------------------------------ compaction
 
-  result<cleanable_info> plan(const std::vector<seg_ptr>& segs, std::optional<offset> upper, timestamp_ms now) const {
-    return plan_cleaning(segs, offset(first_dirty_.load(std::memory_order_acquire)), log_start_offset(),
-                         log_end_offset(), upper, config_, now);
-  }
+  result<cleanable_info> plan(const std::vector<seg_ptr>& segs, std::optional<offset> upper, timestamp_ms now) const;
 
   /// Rewrites one segment of a pass and swaps it in. false: a truncation or close ended the pass.
-  result<bool> clean_one(const seg_ptr& s, const detail::record_filter& filter, std::uint64_t gen, compact_stats& st) {
-    const offset base = s->base_offset();
-    st.bytes_before += s->size();
-    detail::cleaned_segment_writer w(dir_, base, config_);
-    BROOK_TRY_ASSIGN(bool changed, detail::clean_segment_into(*s, filter, w, st));
-    if (!changed) {
-      st.bytes_after += s->size();
-      return true;
-    }
-    BROOK_TRY(w.finish());
-
-    std::lock_guard wl(writer_mu_);
-    if (closed_ || structure_gen_.load(std::memory_order_acquire) != gen) {
-      w.discard();
-      return false;
-    }
-    const auto pos = segs_.find(s);  // stable while writer_mu_ is held
-    if (!pos) {                      // retention deleted it meanwhile
-      w.discard();
-      return true;
-    }
-    ++st.segments_cleaned;
-    BROOK_TRY(detail::commit_cleaned_segment(files(), dir_, base));
-    recovery_report quiet;  // the open's report belongs to open(); this one is not kept
-    BROOK_TRY_ASSIGN(seg_ptr ns, open_segment(base, segment::open_kind::trusted, /*active=*/false, &quiet));
-    segs_.replace_at(*pos, std::move(ns));
-    st.bytes_after += w.size();
-    return true;
-  }
+  result<bool> clean_one(const seg_ptr& s, const detail::record_filter& filter, std::uint64_t gen, compact_stats& st);
 
   // ------------------------------------------------------------------ reading
 
   result<std::optional<timestamp_offset>> offset_for_timestamp_once(timestamp_ms ts,
-                                                                    std::optional<offset> max_offset) const {
-    const offset bound = max_offset ? std::min(*max_offset, log_end_offset()) : log_end_offset();
-    return find_offset_by_timestamp(segs_.snapshot(), ts, log_start_offset(), bound);
-  }
+                                                                    std::optional<offset> max_offset) const;
 
   file_system& files() const noexcept { return *config_.files; }
 
-  result<void> flush_seal_and_checkpoint() {
-    BROOK_TRY(flush_locked());
-    BROOK_TRY(segs_.active()->seal());
-    return write_checkpoints();
-  }
+  result<void> flush_seal_and_checkpoint();
 
   // ------------------------------------------------------------------ checkpoints
 
-  result<void> write_checkpoints() {
-    if (opts_.read_only) return ok();
-    BROOK_TRY(checkpoints_.write_recovery_point(recovery_point()));
-    return checkpoints_.write_log_start(log_start_offset());
-  }
+  result<void> write_checkpoints();
 
   const fs::path dir_;
   file_handle dir_lock_;  // holds the flock while the log is open for writing
@@ -590,3 +281,7 @@ class partition_log {
 };
 
 }  // namespace brook
+
+#if !defined(BROOK_SEPARATE_COMPILATION)
+#include <brook/storage/impl/partition_log.ipp>
+#endif
