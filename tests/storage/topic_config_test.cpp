@@ -63,3 +63,40 @@ TEST_CASE("the topic-configs file round-trips and rejects damage", "[storage][to
     CHECK(r.error() == errc::kafka_storage_error);
   }
 }
+
+// Issue 11 #13: max.message.bytes=4294967396 was accepted and narrowed to 100.
+TEST_CASE("int configs past 2^31-1 are refused, never narrowed", "[storage][topic_config]") {
+  for (const char* key : {"max.message.bytes", "index.interval.bytes", "segment.bytes", "segment.index.bytes"}) {
+    for (const char* value : {"4294967396", "4294967297", "2147483648", "9223372036854775807"}) {
+      topic_config t;
+      t.overrides[key] = value;
+      INFO(key << "=" << value);
+      auto r = t.apply(log_config{});
+      REQUIRE_FALSE(r);
+      CHECK(r.error() == errc::invalid_config);
+      CHECK_THAT(r.error().message(), Catch::Contains(key));
+    }
+  }
+  topic_config largest;
+  largest.overrides = {{"max.message.bytes", "2147483647"}, {"index.interval.bytes", "2147483647"}};
+  auto c = largest.apply(log_config{});
+  REQUIRE(c);
+  CHECK(c->max_message_bytes == 2147483647u);
+  CHECK(c->index_interval_bytes == 2147483647u);
+  topic_config too_long;
+  too_long.overrides["retention.ms"] = "9223372036854775808";  // past int64: not an integer
+  CHECK(too_long.apply(log_config{}) == errc::invalid_config);
+}
+
+TEST_CASE("a host-built log_config past Kafka's int range is refused", "[storage][topic_config]") {
+  log_config c;
+  c.max_message_bytes = 3'000'000'000u;
+  CHECK(c.validate() == errc::invalid_config);
+  c = log_config{};
+  c.index_interval_bytes = 4'000'000'000u;
+  CHECK(c.validate() == errc::invalid_config);
+  c = log_config{};
+  c.segment_index_bytes = std::uint64_t{1} << 31;
+  CHECK(c.validate() == errc::invalid_config);
+  CHECK(log_config{}.validate());
+}

@@ -107,11 +107,18 @@ struct log_config {
       return make_error(errc::invalid_config, "segment.bytes {} exceeds 2^31-1 (positions are int32)", segment_bytes);
     if (segment_time.count() < 1)
       return make_error(errc::invalid_config, "segment.ms {} is below 1", segment_time.count());
+    constexpr std::uint64_t int_max = std::numeric_limits<std::int32_t>::max();  // Kafka's type: int
     if (segment_index_bytes < 4 * 12)
       return make_error(errc::invalid_config, "segment.index.bytes {} is below 48", segment_index_bytes);
+    if (segment_index_bytes > int_max)
+      return make_error(errc::invalid_config, "segment.index.bytes {} exceeds 2^31-1", segment_index_bytes);
     if (index_interval_bytes < 1) return make_error(errc::invalid_config, "index.interval.bytes must be >= 1");
+    if (index_interval_bytes > int_max)
+      return make_error(errc::invalid_config, "index.interval.bytes {} exceeds 2^31-1", index_interval_bytes);
     if (max_message_bytes < batch_layout::header_size)
       return make_error(errc::invalid_config, "max.message.bytes {} is smaller than a batch header", max_message_bytes);
+    if (max_message_bytes > int_max)
+      return make_error(errc::invalid_config, "max.message.bytes {} exceeds 2^31-1", max_message_bytes);
     if (retention_time.count() < -1)
       return make_error(errc::invalid_config, "retention.ms {} is below -1", retention_time.count());
     if (retention_bytes < -1)

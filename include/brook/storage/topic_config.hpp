@@ -18,6 +18,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -103,21 +104,25 @@ struct topic_config {
       auto [p, e] = std::from_chars(v.data(), v.data() + v.size(), n);
       if (e != std::errc() || p != v.data() + v.size())
         return make_error(errc::invalid_config, "{}='{}' is not an integer", k, v);
-      auto unsigned_of = [&](auto& field) -> result<void> {
+      // Kafka's type for these four is int: a value past 2^31-1 is refused, never narrowed.
+      auto int_of = [&](auto& field) -> result<void> {
         if (n < 0) return make_error(errc::invalid_config, "{}={} is negative", k, n);
+        if (n > std::numeric_limits<std::int32_t>::max())
+          return make_error(errc::invalid_config, "{}={} is out of range: Kafka's type for it is int (at most {})", k,
+                            n, std::numeric_limits<std::int32_t>::max());
         field = static_cast<std::remove_reference_t<decltype(field)>>(n);
         return ok();
       };
       if (k == "segment.bytes")
-        BROOK_TRY(unsigned_of(base.segment_bytes));
+        BROOK_TRY(int_of(base.segment_bytes));
       else if (k == "segment.ms")
         base.segment_time = std::chrono::milliseconds(n);
       else if (k == "segment.index.bytes")
-        BROOK_TRY(unsigned_of(base.segment_index_bytes));
+        BROOK_TRY(int_of(base.segment_index_bytes));
       else if (k == "index.interval.bytes")
-        BROOK_TRY(unsigned_of(base.index_interval_bytes));
+        BROOK_TRY(int_of(base.index_interval_bytes));
       else if (k == "max.message.bytes")
-        BROOK_TRY(unsigned_of(base.max_message_bytes));
+        BROOK_TRY(int_of(base.max_message_bytes));
       else if (k == "retention.ms")
         base.retention_time = std::chrono::milliseconds(n);
       else if (k == "retention.bytes")
