@@ -249,6 +249,17 @@ TEST_CASE("long poll: fetch.min.bytes waits for data, wakeup interrupts", "[clie
     auto again = c.poll(0ms);  // the wakeup is consumed
     REQUIRE(again);
   }
+  SECTION("closing the data directory wakes the poll with closed") {  // issue 11 #19
+    f.fill(0, 1);
+    REQUIRE(c.poll(0ms));  // position past the one record: the next poll waits
+    result<void> closed = ok();
+    std::thread w([&] { closed = f.dd->close(); });  // Catch's macros stay on this thread
+    auto r = c.poll(60s);                            // before the fix: empty success after 60 s
+    w.join();
+    CHECK_OK(closed);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::closed);
+  }
   SECTION("fetch.min.bytes larger than what arrives: returns at the poll timeout with what there is") {
     consumer_config big = earliest();
     big.fetch_min_bytes = 1 << 20;
