@@ -115,6 +115,24 @@ TEST_CASE("send errors reach the callback or future, never vanish", "[client][pr
     REQUIRE_FALSE(r);
     CHECK(r.error() == errc::record_too_large);
   }
+  SECTION("a negative timestamp, alone: its neighbours are written") {  // issue 11 #17
+    auto before = p.send(producer_record{"t", partition_id(0), "k", "a", {}, std::nullopt});
+    auto bad = p.send(producer_record{"t", partition_id(0), "k", "b", {}, timestamp_ms{-5}});
+    auto after = p.send(producer_record{"t", partition_id(0), "k", "c", {}, std::nullopt});
+    auto r = bad.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_timestamp);
+    CHECK(before.get());
+    CHECK(after.get());
+    CHECK(read_partition(*dd, "t", 0).size() == 2);
+  }
+  SECTION("an internal topic, as Kafka refuses it") {  // issue 11 #12
+    REQUIRE(dd->create_internal_topic("__consumer_offsets", topic_config{}));
+    auto r = p.send(producer_record{"__consumer_offsets", std::nullopt, "k", "garbage", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_topic);
+    CHECK(read_partition(*dd, "__consumer_offsets", 0).empty());
+  }
   SECTION("after close") {
     REQUIRE(p.close());
     auto r = p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}).get();
@@ -244,4 +262,34 @@ TEST_CASE("close() drains everything sent from many threads", "[client][producer
   std::size_t total = 0;
   for (int part = 0; part < 3; ++part) total += read_partition(*dd, "t", part).size();
   CHECK(total == 2000);
+}
+
+// Issue 11 #11: flush() or close() from the producer's own callback hung forever.
+TEST_CASE("flush() and close() from the producer's own callback fail instead of hanging", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  producer p(*dd);
+  std::promise<std::pair<result<void>, result<void>>> inside;
+  p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}, [&](const result<record_metadata>&) {
+    inside.set_value({p.flush(), p.close()});
+  });
+  auto [flushed, closed] = inside.get_future().get();
+  CHECK(flushed.error() == errc::invalid_request);
+  CHECK(closed.error() == errc::invalid_request);
+  // The producer is still open, and flush() from this thread works.
+  auto later = p.send(producer_record{"t", std::nullopt, "k", "w", {}, std::nullopt});
+  REQUIRE(p.flush());
+  CHECK(later.get());
+  // Another producer's flush() from this producer's callback is allowed (it waits for
+  // another sender thread).
+  producer other(*dd);
+  std::promise<result<void>> other_flushed;
+  auto pending = other.send(producer_record{"t", std::nullopt, "k", "x", {}, std::nullopt});
+  p.send(producer_record{"t", std::nullopt, "k", "y", {}, std::nullopt},
+         [&](const result<record_metadata>&) { other_flushed.set_value(other.flush()); });
+  CHECK(other_flushed.get_future().get());
+  CHECK(pending.get());
+  REQUIRE(p.close());
+  REQUIRE(other.close());
+  CHECK(read_partition(*dd, "t", 0).size() == 4);
 }

@@ -3,6 +3,7 @@
 #include <brook/group/group_coordinator.hpp>
 
 #include "group_support.hpp"
+#include "support/checks.hpp"
 
 using namespace brook;
 using namespace std::chrono_literals;
@@ -513,4 +514,27 @@ TEST_CASE("a subscribed topic gaining partitions triggers a rebalance", "[group]
   REQUIRE(env.coord->tick());
   CHECK(state_of(*env.coord, "g") == group_state::preparing_rebalance);
   CHECK(live->rejoin_needed.load());
+}
+
+// Issue 11 #12: one garbage record in __consumer_offsets made every later open fail with
+// CORRUPT_MESSAGE, so every group of the directory was dead. Clients can no longer write it
+// (producer_test), and a damaged record that gets there anyway is skipped and reported.
+TEST_CASE("a record of __consumer_offsets that does not decode is skipped and reported", "[group][coordinator]") {
+  group_env env;
+  env.create_topic("t", 1);
+  REQUIRE(env.coord->commit_offsets(commit_req("before", -1, "", {{tp("t", 0), om(5)}})));
+  const std::int32_t p = offsets_topic_partition_for("before", env.coord->config().offsets_topic_num_partitions);
+  auto part = env.dd->get_partition(std::string(offsets_topic_name), partition_id(p));
+  REQUIRE_OK(part);
+  record_batch_builder b;
+  const std::string key("\x00\x01garbage", 9);  // an offset-commit key whose group is cut short
+  b.append(1, nullable_bytes(std::string_view(key.data(), key.size())), nullable_bytes(std::string_view("v")));
+  REQUIRE_OK((*part)->append(b.finish()));
+  REQUIRE(env.coord->commit_offsets(commit_req("after", -1, "", {{tp("t", 0), om(9)}})));
+  env.reopen();
+  REQUIRE(env.coord->skipped_records().size() == 1);
+  CHECK(env.coord->skipped_records()[0] == errc::corrupt_message);
+  CHECK_THAT(env.coord->skipped_records()[0].message(), Catch::Contains("__consumer_offsets-"));
+  CHECK(env.coord->fetch_offsets("before").at(tp("t", 0)).off == offset(5));
+  CHECK(env.coord->fetch_offsets("after").at(tp("t", 0)).off == offset(9));
 }

@@ -83,6 +83,24 @@ TEST_CASE("bad topic requests get Kafka's errors", "[storage][data_dir]") {
   CHECK(p9.error() == errc::unknown_topic_or_partition);
 }
 
+// Issue 11 #12: a host could create __consumer_offsets itself, with any settings.
+TEST_CASE("Kafka's internal topics are created only as internal topics", "[storage][data_dir]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  for (const char* name : {"__consumer_offsets", "__transaction_state", "__share_group_state"}) {
+    INFO(name);
+    CHECK(is_internal_topic(name));
+    auto r = dd->create_topic(name);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_topic);
+  }
+  CHECK_FALSE(is_internal_topic("__consumer_offsets2"));
+  CHECK_FALSE(is_internal_topic("consumer_offsets"));
+  CHECK(dd->list_topics().empty());
+  REQUIRE(dd->create_internal_topic("__consumer_offsets", parts(1)));
+  CHECK(dd->list_topics() == std::vector<std::string>{"__consumer_offsets"});
+}
+
 TEST_CASE("partitions can be added, topics deleted", "[storage][data_dir]") {
   temp_dir t;
   auto dd = open_dd(t.path());

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <limits>
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/log_validator.hpp>
@@ -114,4 +116,105 @@ TEST_CASE("validate_append keeps a replica's offsets, never below the log end", 
   REQUIRE_FALSE(below);
   CHECK(below.error().code() == errc::offset_out_of_range);
   CHECK(decode_batch_header_unchecked(b.data()).base_offset == offset(10));  // untouched
+}
+
+namespace {
+std::vector<std::byte> batch_with_timestamps(std::initializer_list<timestamp_ms> stamps) {
+  record_batch_builder bb;
+  for (timestamp_ms t : stamps) bb.append(t, "k", "v");
+  auto s = bb.finish();
+  return {s.begin(), s.end()};
+}
+}  // namespace
+
+// Issue 11 #17: negative timestamps were accepted; Kafka's timestamp bounds were not applied.
+TEST_CASE("validate_append applies Kafka's timestamp rules to producer batches", "[storage][log_validator]") {
+  log_config cfg;  // CreateTime; before.max unlimited, after.max 1 hour (Kafka 4.0)
+  const timestamp_ms now = 1'700'000'000'000;
+  for (timestamp_ms bad : {timestamp_ms{-5}, timestamp_ms{-2}, std::numeric_limits<timestamp_ms>::min()}) {
+    INFO(bad);
+    auto b = batch_with_timestamps({bad});
+    auto r = validate(b, cfg, offset(0), {}, now);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code() == errc::invalid_timestamp);
+  }
+  SECTION("-1 is Kafka's no-timestamp and passes") {
+    auto b = batch_with_timestamps({-1, 1'000});
+    CHECK_OK(validate(b, cfg, offset(0), {}, now));
+    auto none = batch_with_timestamps({-1, -1});
+    auto v = validate(none, cfg, offset(0), {}, now);
+    REQUIRE_OK(v);
+    CHECK(v->max_timestamp == -1);
+  }
+  SECTION("a negative timestamp beside good ones") {
+    auto b = batch_with_timestamps({1'000, -5, 2'000});
+    CHECK(validate(b, cfg, offset(0), {}, now).error().code() == errc::invalid_timestamp);
+  }
+  SECTION("message.timestamp.after.max.ms") {
+    auto in_range = batch_with_timestamps({now + 3'600'000});
+    CHECK_OK(validate(in_range, cfg, offset(0), {}, now));
+    auto future = batch_with_timestamps({now, now + 3'600'001});
+    auto r = validate(future, cfg, offset(0), {}, now);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code() == errc::invalid_timestamp);
+    CHECK_THAT(r.error().message(), Catch::Contains("after.max.ms"));
+    auto far = batch_with_timestamps({std::numeric_limits<timestamp_ms>::max()});
+    CHECK(validate(far, cfg, offset(0), {}, now).error().code() == errc::invalid_timestamp);
+  }
+  SECTION("message.timestamp.before.max.ms") {
+    cfg.message_timestamp_before_max = std::chrono::hours(24);
+    auto old = batch_with_timestamps({now - 86'400'001});
+    CHECK(validate(old, cfg, offset(0), {}, now).error().code() == errc::invalid_timestamp);
+    auto day = batch_with_timestamps({now - 86'400'000});
+    CHECK_OK(validate(day, cfg, offset(0), {}, now));
+  }
+  SECTION("a producer batch may not claim LogAppendTime") {
+    auto b = batch_with_timestamps({1'000});
+    set_batch_log_append_time(b, 1'000);
+    CHECK(validate(b, cfg, offset(0), {}, now).error().code() == errc::invalid_timestamp);
+  }
+  SECTION("a LogAppendTime log stamps the time whatever the records say") {
+    cfg.message_timestamp_type = timestamp_type::log_append_time;
+    auto b = batch_with_timestamps({now + 99'999'999});
+    CHECK_OK(validate(b, cfg, offset(0), {}, now));
+  }
+  SECTION("a replica's batch keeps its timestamps") {
+    auto b = batch_with_timestamps({now + 99'999'999});
+    CHECK_OK(validate(b, cfg, offset(0), append_options{.assign_offsets = false}, now));
+  }
+}
+
+// Issue 11 #15: the builder overflowed at `ts - base` (UB, caught by the asan stage's UBSan).
+TEST_CASE("a batch with timestamps INT64_MAX then INT64_MIN is built, then refused", "[storage][log_validator]") {
+  auto b = batch_with_timestamps({std::numeric_limits<timestamp_ms>::max(), std::numeric_limits<timestamp_ms>::min()});
+  auto r = validate(b, log_config{}, offset(0), {}, 5'000);
+  REQUIRE_FALSE(r);
+  CHECK((r.error().code() == errc::corrupt_message || r.error().code() == errc::invalid_timestamp));
+}
+
+// Issue 11 #16: a maxTimestamp of INT64_MAX over records of 1000 was written as is.
+TEST_CASE("validate_append corrects a producer's maxTimestamp to its records' largest", "[storage][log_validator]") {
+  auto b = batch_with_timestamps({1'000, 3'000, 2'000});
+  set_batch_max_timestamp(b, std::numeric_limits<timestamp_ms>::max());  // a lie, with a valid CRC
+  auto v = validate(b, log_config{}, offset(0), {}, 5'000);
+  REQUIRE_OK(v);
+  CHECK(v->max_timestamp == 3'000);
+  CHECK(decode_batch_header_unchecked(b.data()).max_timestamp == 3'000);
+  CHECK_OK(record_batch_view::parse(b));  // the CRC was recomputed
+}
+
+// Issue 11 #3: `next + (delta + 1)` wrapped past INT64_MAX and wrote base offset INT64_MIN.
+TEST_CASE("validate_append refuses offsets past 2^63-1", "[storage][log_validator]") {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  auto two = make_batch(2);
+  auto r = validate(two, log_config{}, offset(max - 1));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code() == errc::offset_out_of_range);
+  CHECK(decode_batch_header_unchecked(two.data()).base_offset == offset(0));  // untouched
+  auto at_end = make_batch(1);
+  CHECK(validate(at_end, log_config{}, offset(max)).error().code() == errc::offset_out_of_range);
+  auto last = make_batch(1);
+  auto ok_ = validate(last, log_config{}, offset(max - 1));
+  REQUIRE_OK(ok_);
+  CHECK(ok_->result.last_offset == offset(max - 1));
 }

@@ -6,6 +6,8 @@
 //   cluster_target   a replicated in-process cluster (replication/cluster.hpp): the batch goes
 //                    to the partition's leader and completes as acks and min.insync.replicas
 //                    say, possibly later and on another thread.
+// Both refuse Kafka's internal topics (__consumer_offsets, ...) with invalid_topic, as
+// Kafka refuses client produce requests to them.
 //
 // Thread-safety: implementations must be thread-safe; data_dir_target is.
 #pragma once
@@ -19,6 +21,7 @@
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
+#include <brook/storage/topic_config.hpp>
 
 namespace brook {
 
@@ -46,6 +49,10 @@ class data_dir_target final : public produce_target {
   timestamp_ms now_ms() const override { return dd_.clock()->now_ms(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
                std::chrono::milliseconds, append_callback done) override {
+    if (is_internal_topic(topic)) {  // Kafka's ReplicaManager refuses client appends to them
+      done(make_error(errc::invalid_topic, "cannot append to internal topic {}", topic));
+      return;
+    }
     auto part = dd_.get_partition(topic, p);
     if (!part) {
       done(part.error());

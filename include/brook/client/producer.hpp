@@ -16,9 +16,10 @@
 // is held. With a data directory they run on the sender thread (errors found in send() on
 // the calling thread), and a callback may call send() again. With a cluster they run on the
 // thread that completed the request (a fetcher thread, the cluster's control thread, the
-// thread calling cluster::step(), or the sender): such a callback must not block (no
-// flush() or close(), and no send() that could wait for buffer.memory), since the thread it
-// holds may be the one that would complete what it waits for.
+// thread calling cluster::step(), or the sender): such a callback must not block (no send()
+// that could wait for buffer.memory), since the thread it holds may be the one that would
+// complete what it waits for. flush() and close() called from a callback of the same
+// producer fail with invalid_request rather than wait for themselves.
 //
 // Batches go to a produce_target (produce_target.hpp): a data directory (one replica:
 // acks=1 and acks=all complete after the append; acks=0 completes after the append too but
@@ -82,7 +83,7 @@ struct producer_record {
   record_bytes key{};
   record_bytes value{};
   std::span<const record_header> headers{};
-  std::optional<timestamp_ms> timestamp{};  ///< CreateTime; default: the producer's clock at send()
+  std::optional<timestamp_ms> timestamp{};  ///< CreateTime (>= 0); default: the producer's clock at send()
 };
 
 /// Where a record landed.
@@ -131,12 +132,14 @@ class producer {
   std::future<result<record_metadata>> send(const producer_record& rec);
 
   /// Closes every open batch and waits until everything sent before this call completed.
-  /// REQUIRES: not called from a send callback (callbacks run on the sender thread, which
-  /// flush() waits for; as in Kafka, that would deadlock).
+  /// From one of this producer's send callbacks it would wait for itself (callbacks run on
+  /// the thread that completes batches; Kafka forbids it too): invalid_request, at once.
   result<void> flush();
 
   /// Flushes and stops the sender thread. Later sends fail with errc::closed. Concurrent
-  /// calls all return once it is closed. REQUIRES: not called from a send callback.
+  /// calls all return once it is closed. From one of this producer's send callbacks:
+  /// invalid_request, and the producer stays open. Destroying the producer from its own
+  /// callback is a programmer error that aborts with a message (BROOK_ASSERT).
   result<void> close();
 
   const producer_config& config() const noexcept { return cfg_; }
@@ -225,6 +228,9 @@ class producer {
   bool closing_ = false;
   bool closed_ = false;
   std::thread sender_;
+  // The producer whose send callbacks this thread is running now (nullptr: none), so that
+  // flush(), close() and the destructor called from one fail instead of waiting for themselves.
+  static inline thread_local const producer* callback_owner_ = nullptr;
 };
 
 }  // namespace brook

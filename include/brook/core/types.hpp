@@ -79,6 +79,8 @@ using broker_id = strong_int<struct broker_tag, std::int32_t>;
 
 /// Milliseconds since the Unix epoch, as Kafka timestamps are (int64; -1 = none).
 using timestamp_ms = std::int64_t;
+/// Kafka's RecordBatch.NO_TIMESTAMP: a record or batch that carries no timestamp.
+inline constexpr timestamp_ms no_timestamp = -1;
 
 /// A produce request's acks (Kafka's int16 acks): 0 = none, 1 = the leader, -1 = all in-sync replicas.
 enum class acks_mode : std::int8_t { none = 0, leader = 1, all = -1 };

@@ -28,6 +28,7 @@
 // may be read from any number of threads while those bytes stay alive.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -38,6 +39,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
@@ -142,6 +144,10 @@ namespace detail {
 /// a + b without undefined behaviour on overflow (validated batches never overflow).
 constexpr std::int64_t add_wrapping(std::int64_t a, std::int64_t b) noexcept {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+/// a - b with Java's two's-complement wrap: a timestamp delta as Kafka's writers compute it.
+constexpr std::int64_t sub_wrapping(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
 }
 /// Error-message context: a string, or a callable producing one (built only on error).
 template <typename Where>
@@ -285,6 +291,7 @@ class record_batch_view {
     auto where = [&] { return detail::where_string(where_); };
     BROOK_TRY_ASSIGN(auto hr, check_batch_header(b, where_));
     const batch_header& h = hr;
+    record_timestamps times;
     const std::byte* begin = b.data();
     const std::byte* end = begin + h.size_bytes();
     if (check.crc) {
@@ -298,6 +305,7 @@ class record_batch_view {
     if (check.records) {
       const std::byte* p = begin + batch_layout::records;
       std::int64_t prev_delta = -1;
+      times.known = true;
       detail::record_fields f;
       for (std::int32_t i = 0; i < h.records_count; ++i) {
         const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
@@ -309,9 +317,15 @@ class record_batch_view {
           return make_error(errc::corrupt_message,
                             "{}: record {} of batch at offset {} has offsetDelta {} out of order", where(), i,
                             h.base_offset, f.offset_delta);
-        if (timestamp_ms ts; __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
+        timestamp_ms ts = 0;
+        if (__builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
           return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
                             where(), i, h.base_offset);
+        if (ts != no_timestamp) {
+          times.min = times.any ? std::min(times.min, ts) : ts;
+          times.any = true;
+        }
+        times.max = std::max(times.max, ts);
         prev_delta = f.offset_delta;
         p = next;
       }
@@ -319,7 +333,22 @@ class record_batch_view {
         return make_error(errc::corrupt_message, "{}: batch at offset {} has {} bytes after its {} records", where(),
                           h.base_offset, end - p, h.records_count);
     }
-    return record_batch_view(h, begin, end);
+    return record_batch_view(h, begin, end, times);
+  }
+
+  /// The records' own timestamps (baseTimestamp + timestampDelta, whatever the batch's
+  /// timestamp type), as parse() found them while walking the records.
+  struct record_timestamps {
+    bool known = false;  ///< parse() walked the records (batch_check::records)
+    bool any = false;    ///< some record has a timestamp other than -1 (Kafka's NO_TIMESTAMP)
+    /// The smallest timestamp other than -1; meaningful when `any`.
+    timestamp_ms min = no_timestamp;
+    timestamp_ms max = no_timestamp;  ///< the largest timestamp; -1 when none is set
+  };
+  /// REQUIRES: parsed with batch_check::records.
+  const record_timestamps& timestamps() const noexcept {
+    BROOK_ASSERT(times_.known, "record_batch_view::timestamps() of a batch parsed without its records");
+    return times_;
   }
 
   const batch_header& header() const noexcept { return header_; }
@@ -335,10 +364,12 @@ class record_batch_view {
   iterator end() const { return iterator(header_, end_, end_, 0); }
 
  private:
-  record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e) : header_(h), begin_(b), end_(e) {}
+  record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e, const record_timestamps& t)
+      : header_(h), begin_(b), end_(e), times_(t) {}
   batch_header header_;
   const std::byte* begin_ = nullptr;
   const std::byte* end_ = nullptr;
+  record_timestamps times_;
 };
 
 /// Overwrites baseOffset in place (the CRC does not cover it). REQUIRES: b holds a batch header.
@@ -353,6 +384,12 @@ inline void set_batch_leader_epoch(std::span<std::byte> b, std::int32_t epoch) n
 inline void update_batch_crc(std::span<std::byte> b) noexcept {
   detail::store_be_u32(b.data() + batch_layout::crc,
                        crc32c(std::span<const std::byte>(b).subspan(batch_layout::crc_begin)));
+}
+/// Overwrites maxTimestamp and recomputes the CRC of the batch `b` (exactly one batch), as
+/// Kafka's broker corrects a producer's maxTimestamp to the largest record timestamp.
+inline void set_batch_max_timestamp(std::span<std::byte> b, timestamp_ms t) noexcept {
+  detail::store_be64(b.data() + batch_layout::max_timestamp, t);
+  update_batch_crc(b);
 }
 /// Stamps a LogAppendTime on the batch `b` (exactly one batch): sets the timestamp-type
 /// bit and maxTimestamp, then recomputes the CRC, as Kafka's broker does.

@@ -73,7 +73,9 @@ class record_batch_builder {
   void append(timestamp_ms ts, nullable_bytes key, nullable_bytes value, std::span<const record_header> headers = {}) {
     BROOK_ASSERT(!finished_, "record_batch_builder::append after finish() without reset()");
     if (count_ == 0) base_ts_ = ts;
-    const std::int64_t ts_delta = ts - base_ts_;
+    // Wraps as Java's does (INT64_MAX then INT64_MIN is delta 1): no UB here; the log's
+    // validation refuses such a batch (its timestamps overflow, or are negative).
+    const std::int64_t ts_delta = detail::sub_wrapping(ts, base_ts_);
     const std::int32_t off_delta = count_;
     const std::size_t body = body_size(ts_delta, off_delta, key, value, headers);
     const std::size_t need = size_ + max_varint_size + body;

@@ -81,7 +81,7 @@ class data_dir_backend final : public coordinator_backend {
     topic_config tc;
     tc.partitions = spec.partitions;
     tc.overrides = spec.configs();
-    auto created = dd_.create_topic(offsets_topic_spec::name, std::move(tc));
+    auto created = dd_.create_internal_topic(offsets_topic_spec::name, std::move(tc));
     if (!created && created.error() == errc::topic_already_exists)  // another coordinator was first
       return dd_.partition_count(offsets_topic_spec::name);
     if (!created) return created.error();

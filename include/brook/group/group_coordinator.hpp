@@ -157,6 +157,10 @@ class group_coordinator {
   /// group_id_not_found, non_empty_group.
   result<void> delete_group(const std::string& group_id);
 
+  /// The records of __consumer_offsets that open() could not decode and skipped (each
+  /// corrupt_message naming its partition and offset): empty on a healthy topic.
+  const std::vector<error>& skipped_records() const noexcept { return skipped_records_; }
+
   // ------------------------------------------------------------------ time
 
   /// Applies every timeout that is due at the clock's current time: in-process liveness
@@ -224,6 +228,7 @@ class group_coordinator {
   std::map<std::string, std::unique_ptr<classic_group>> groups_;
   std::uint64_t seen_metadata_version_ = 0;
   timestamp_ms next_retention_check_ = 0;
+  std::vector<error> skipped_records_;  // written by load() in open(), then only read
 
   std::mutex timer_mu_;
   std::condition_variable timer_cv_;

@@ -95,9 +95,11 @@ class offset_store {
   std::int32_t partition_for(std::string_view group) const { return offsets_topic_partition_for(group, partitions_); }
 
   /// Replays every partition of the topic from its log start to its high watermark: the
-  /// latest value per key wins, tombstones delete. corrupt_message names the partition and
-  /// offset of a key or value that does not decode.
-  result<std::map<std::string, stored_group>> load() const {
+  /// latest value per key wins, tombstones delete. A key or value that does not decode is
+  /// corrupt_message naming the partition and offset: the load fails with it, or, given
+  /// `skipped`, it is added there and the record ignored (Kafka's loader skips what it
+  /// cannot read, so one bad record does not take every group of the topic down).
+  result<std::map<std::string, stored_group>> load(std::vector<brook::error>* skipped = nullptr) const {
     std::map<std::string, stored_group> out;
     fetch_source& src = backend_.source();
     const auto deadline = std::chrono::steady_clock::now() + load_wait;
@@ -123,7 +125,9 @@ class offset_store {
           if (!a) {
             bad = make_error(errc::corrupt_message, "{}-{} offset {}: {}", topic_name, p, rv.offset(),
                              a.error().message());
-            return false;
+            if (!skipped) return false;
+            skipped->push_back(std::move(bad.error()));
+            bad = ok();
           }
           return true;
         });

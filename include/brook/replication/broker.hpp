@@ -185,7 +185,7 @@ class broker {
       topic_config tc;
       tc.partitions = n;
       tc.overrides = img.topic_configs(name);
-      BROOK_TRY(dd_->create_topic(name, tc));
+      BROOK_TRY(is_internal_topic(name) ? dd_->create_internal_topic(name, tc) : dd_->create_topic(name, tc));
     } else if (*have < n) {
       BROOK_TRY(dd_->create_partitions(name, n));
     }

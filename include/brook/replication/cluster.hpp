@@ -654,6 +654,10 @@ class cluster_target final : public produce_target {
   timestamp_ms now_ms() const override { return c_.now(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                std::chrono::milliseconds request_timeout, append_callback done) override {
+    if (is_internal_topic(topic)) {  // clients never append to them (the coordinator does, not through here)
+      done(make_error(errc::invalid_topic, "cannot append to internal topic {}", topic));
+      return;
+    }
     c_.produce(topic, p, batch, acks, request_timeout, std::move(done));
   }
 

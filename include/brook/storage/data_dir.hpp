@@ -96,8 +96,13 @@ class data_dir {
 
   // ---------------------------------------------------------------- topics
 
-  /// Errors: invalid_topic, invalid_partitions, invalid_config, topic_already_exists.
+  /// Errors: invalid_topic (also for Kafka's internal topic names, which only brook
+  /// creates: create_internal_topic), invalid_partitions, invalid_config,
+  /// topic_already_exists.
   result<void> create_topic(const std::string& name, topic_config tc = {});
+  /// create_topic for one of Kafka's internal topics (is_internal_topic), for the group
+  /// coordinator and replicas. REQUIRES: is_internal_topic(name).
+  result<void> create_internal_topic(const std::string& name, topic_config tc);
 
   std::vector<std::string> list_topics() const;
 
@@ -151,6 +156,8 @@ class data_dir {
   /// Runs a cleaner pass on a compacted partition whose dirty ratio calls for one.
   static result<void> maybe_compact(partition& p);
 
+  /// create_topic without the internal-name check.
+  result<void> create_any_topic(const std::string& name, topic_config tc);
   /// Closes and removes partitions created by a create_topic that then failed.
   void remove_partitions(const std::vector<std::shared_ptr<partition>>& parts);
 

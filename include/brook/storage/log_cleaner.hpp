@@ -390,8 +390,7 @@ struct record_filter {
 /// Appends the record `r` (of a batch with base offset `base`) to `out` as Kafka's
 /// DefaultRecord.writeTo encodes it, with timestamp delta relative to `base_ts`.
 inline void encode_record(std::vector<std::byte>& out, const record_view& r, offset base, timestamp_ms base_ts) {
-  const std::int64_t ts_delta =
-      static_cast<std::int64_t>(static_cast<std::uint64_t>(r.timestamp()) - static_cast<std::uint64_t>(base_ts));
+  const std::int64_t ts_delta = detail::sub_wrapping(r.timestamp(), base_ts);
   const auto off_delta = static_cast<std::int32_t>(r.offset() - base);
   auto field_size = [](const nullable_bytes& b) { return varint_size(b.wire_length()) + b.size(); };
   std::size_t body = 1 + varlong_size(ts_delta) + varint_size(off_delta) + field_size(r.key()) + field_size(r.value()) +

@@ -83,6 +83,12 @@ struct log_config {
   std::chrono::milliseconds flush_interval{std::chrono::milliseconds::max()};
   /// message.timestamp.type: CreateTime keeps producer timestamps, LogAppendTime stamps the append time.
   timestamp_type message_timestamp_type = timestamp_type::create_time;
+  /// message.timestamp.before.max.ms: a CreateTime record may be at most this much older than
+  /// the append time. Default Long.MAX_VALUE (no limit), as in Kafka.
+  std::chrono::milliseconds message_timestamp_before_max{std::chrono::milliseconds::max()};
+  /// message.timestamp.after.max.ms: a CreateTime record may be at most this much newer than
+  /// the append time. Default 3600000 (1 hour), Kafka 4.0's (KIP-1030; before 4.0 no limit).
+  std::chrono::milliseconds message_timestamp_after_max{std::chrono::hours{1}};
   /// cleanup.policy: delete (retention), compact (the log cleaner) or both. Default delete.
   cleanup_policy cleanup = cleanup_policy::delete_;
   /// delete.retention.ms: how long the cleaner keeps a tombstone (null value) after it first
@@ -119,6 +125,12 @@ struct log_config {
       return make_error(errc::invalid_config, "max.message.bytes {} is smaller than a batch header", max_message_bytes);
     if (max_message_bytes > int_max)
       return make_error(errc::invalid_config, "max.message.bytes {} exceeds 2^31-1", max_message_bytes);
+    if (message_timestamp_before_max.count() < 0)
+      return make_error(errc::invalid_config, "message.timestamp.before.max.ms {} is negative",
+                        message_timestamp_before_max.count());
+    if (message_timestamp_after_max.count() < 0)
+      return make_error(errc::invalid_config, "message.timestamp.after.max.ms {} is negative",
+                        message_timestamp_after_max.count());
     if (retention_time.count() < -1)
       return make_error(errc::invalid_config, "retention.ms {} is below -1", retention_time.count());
     if (retention_bytes < -1)

@@ -4,9 +4,12 @@
 //   every batch      a whole RecordBatch v2 whose CRC and records check out
 //                    (record_batch.hpp), no larger than max.message.bytes
 //   from a producer  not a control batch; record count == lastOffsetDelta + 1; on a
-//                    compacted log every record has a key. The log assigns the offsets
+//                    compacted log every record has a key; timestamps >= 0 (or -1, none),
+//                    within message.timestamp.before/after.max.ms of now on CreateTime
+//                    logs, and no batch claiming LogAppendTime. The log assigns the offsets
 //                    (baseOffset rewritten in place) and, for LogAppendTime logs, the
-//                    batch's timestamp (and so its CRC).
+//                    batch's timestamp (and so its CRC); on CreateTime logs a maxTimestamp
+//                    that is not the records' largest is corrected (and the CRC with it).
 //   from a replica   the offsets it carries, starting at or after the log end
 //
 // Thread-safety: free functions over the caller's buffer; the caller serialises appends.
@@ -16,9 +19,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string_view>
 
+#include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
@@ -52,14 +57,44 @@ struct validated_append {
 
 namespace detail {
 
+/// Kafka's timestamp rules for a producer's batch (LogValidator.validateTimestamp): the
+/// batch may not claim LogAppendTime, and on a CreateTime log every record timestamp other
+/// than -1 (none) lies within [now - message.timestamp.before.max.ms, now +
+/// message.timestamp.after.max.ms]. brook also refuses negative timestamps other than -1,
+/// which Kafka's producer never sends (ProducerRecord rejects them).
+inline result<void> check_producer_timestamps(const record_batch_view& v, std::size_t index, const log_config& config,
+                                              timestamp_ms now, std::string_view log_name) {
+  const batch_header& h = v.header();
+  if (h.timestamp_type() == timestamp_type::log_append_time)
+    return make_error(errc::invalid_timestamp, "{}: batch {} claims LogAppendTime, which only the log may set",
+                      log_name, index);
+  if (config.message_timestamp_type == timestamp_type::log_append_time) return ok();
+  const auto& t = v.timestamps();
+  if (!t.any) return ok();  // every record says -1: no timestamp
+  if (t.min < 0)
+    return make_error(errc::invalid_timestamp, "{}: batch {} has a record with timestamp {}; timestamps are >= 0",
+                      log_name, index, t.min);
+  // t.min <= t.max, both >= 0: `now - t.min` and `t.max - now` cannot overflow for now >= 0.
+  BROOK_ASSERT(now >= 0, "the append time {} is negative", now);
+  const std::int64_t before = config.message_timestamp_before_max.count();
+  const std::int64_t after = config.message_timestamp_after_max.count();
+  if (now - t.min > before || t.max - now > after)
+    return make_error(errc::invalid_timestamp,
+                      "{}: batch {} has a record timestamp outside [now - {} ms, now + {} ms] (now {}, records {}..{}; "
+                      "message.timestamp.before.max.ms / after.max.ms)",
+                      log_name, index, before, after, now, t.min, t.max);
+  return ok();
+}
+
 /// The producer rules for one batch (`index` counts batches in the append, for messages).
 inline result<void> check_producer_batch(const record_batch_view& v, std::size_t index, const log_config& config,
-                                         std::string_view log_name) {
+                                         timestamp_ms now, std::string_view log_name) {
   const batch_header& h = v.header();
   if (h.is_control()) return make_error(errc::invalid_record, "{}: producers may not append control batches", log_name);
   if (std::int64_t{h.records_count} != std::int64_t{h.last_offset_delta} + 1)
     return make_error(errc::invalid_record, "{}: batch has {} records but lastOffsetDelta {}", log_name,
                       h.records_count, h.last_offset_delta);
+  BROOK_TRY(check_producer_timestamps(v, index, config, now, log_name));
   if (config.compacts())
     for (const record_view& r : v)
       if (r.key().is_null())
@@ -72,9 +107,10 @@ inline result<void> check_producer_batch(const record_batch_view& v, std::size_t
 }  // namespace detail
 
 /// Validates the concatenated `batches` for an append at `log_end` and, for producers,
-/// assigns offsets (and LogAppendTime) in place. Errors: corrupt_message,
-/// unsupported_compression_type, record_too_large, invalid_record, offset_out_of_range
-/// (replica batches below the log end).
+/// assigns offsets (and LogAppendTime, or the records' largest timestamp as maxTimestamp) in
+/// place. Errors: corrupt_message, unsupported_compression_type, record_too_large,
+/// invalid_record, invalid_timestamp, offset_out_of_range (replica batches below the log end,
+/// or offsets that would pass 2^63-1).
 inline result<validated_append> validate_append(std::span<std::byte> batches, append_options ao,
                                                 const log_config& config, offset log_end, timestamp_ms now,
                                                 std::string_view log_name) {
@@ -93,10 +129,17 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
     // LogAppendTime (producer appends only) rewrites the batch's maxTimestamp to `now`.
     const bool stamp_time = ao.assign_offsets && log_append_time;
     if (ao.assign_offsets) {
-      BROOK_TRY(detail::check_producer_batch(v, count, config, log_name));
+      BROOK_TRY(detail::check_producer_batch(v, count, config, now, log_name));
+      const std::int64_t span = std::int64_t{h.last_offset_delta} + 1;
+      if (next.value() > std::numeric_limits<std::int64_t>::max() - span)
+        return make_error(errc::offset_out_of_range, "{}: {} more offsets from {} would pass 2^63-1", log_name, span,
+                          next);
       set_batch_base_offset(one, next);
-      if (stamp_time) set_batch_log_append_time(one, now);
-      next = next + (std::int64_t{h.last_offset_delta} + 1);
+      if (stamp_time)
+        set_batch_log_append_time(one, now);
+      else if (h.max_timestamp != v.timestamps().max)  // Kafka sets maxTimestamp from the records
+        set_batch_max_timestamp(one, v.timestamps().max);
+      next = next + span;
     } else {
       if (h.base_offset < next)
         return make_error(errc::offset_out_of_range, "{}: replica batch at offset {} is below the log end {}", log_name,
@@ -104,7 +147,8 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
       if (count == 0) out.result.base_offset = h.base_offset;
       next = h.next_offset();
     }
-    out.max_timestamp = std::max(out.max_timestamp, stamp_time ? now : h.max_timestamp);
+    const timestamp_ms batch_max = stamp_time ? now : ao.assign_offsets ? v.timestamps().max : h.max_timestamp;
+    out.max_timestamp = std::max(out.max_timestamp, batch_max);
     out.result.records += static_cast<std::size_t>(h.records_count);
     pos += h.size_bytes();
   }

@@ -51,6 +51,13 @@ inline result<void> validate_topic_name(std::string_view name) {
   return ok();
 }
 
+/// Kafka's internal topics (Topic.isInternal): the group coordinator's offsets, the
+/// transaction coordinator's state and the share-group state. Only brook itself creates
+/// them or appends to them; a client that tries gets invalid_topic, as from Kafka.
+inline bool is_internal_topic(std::string_view name) noexcept {
+  return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state";
+}
+
 /// A topic's partition count and its log_config overrides (Kafka names -> values as text).
 struct topic_config {
   std::int32_t partitions = 1;
@@ -68,6 +75,8 @@ struct topic_config {
                                                   "flush.messages",
                                                   "flush.ms",
                                                   "message.timestamp.type",
+                                                  "message.timestamp.before.max.ms",
+                                                  "message.timestamp.after.max.ms",
                                                   "cleanup.policy",
                                                   "delete.retention.ms",
                                                   "min.cleanable.dirty.ratio",
@@ -123,6 +132,10 @@ struct topic_config {
         BROOK_TRY(int_of(base.index_interval_bytes));
       else if (k == "max.message.bytes")
         BROOK_TRY(int_of(base.max_message_bytes));
+      else if (k == "message.timestamp.before.max.ms")
+        base.message_timestamp_before_max = std::chrono::milliseconds(n);
+      else if (k == "message.timestamp.after.max.ms")
+        base.message_timestamp_after_max = std::chrono::milliseconds(n);
       else if (k == "retention.ms")
         base.retention_time = std::chrono::milliseconds(n);
       else if (k == "retention.bytes")

@@ -16,7 +16,11 @@ BROOK_DECL producer::producer(produce_target& target, producer_config cfg) : tar
   start();
 }
 
-BROOK_DECL producer::~producer() { (void)close(); }
+BROOK_DECL producer::~producer() {
+  BROOK_ASSERT(callback_owner_ != this,
+               "a producer destroyed from its own send callback (the thread running it would join itself)");
+  (void)close();
+}
 
 BROOK_DECL void producer::send(const producer_record& rec, send_callback cb) {
   auto e = enqueue(rec, std::move(cb));
@@ -31,6 +35,8 @@ BROOK_DECL std::future<result<record_metadata>> producer::send(const producer_re
 }
 
 BROOK_DECL result<void> producer::flush() {
+  if (callback_owner_ == this)
+    return make_error(errc::invalid_request, "producer::flush() from the producer's own send callback would deadlock");
   std::unique_lock lk(mu_);
   close_all_open_locked();
   const std::uint64_t target = enqueued_seq_;
@@ -43,6 +49,8 @@ BROOK_DECL result<void> producer::flush() {
 }
 
 BROOK_DECL result<void> producer::close() {
+  if (callback_owner_ == this)
+    return make_error(errc::invalid_request, "producer::close() from the producer's own send callback would deadlock");
   std::lock_guard close_lock(close_mu_);
   {
     std::unique_lock lk(mu_);
@@ -91,6 +99,8 @@ BROOK_DECL auto producer::topic_of(const std::string& topic) -> result<topic_cac
 }
 
 BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) -> enqueue_result {
+  if (rec.timestamp && *rec.timestamp < 0)  // Kafka's ProducerRecord refuses these too
+    return fail(make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp), std::move(cb));
   const timestamp_ms ts = rec.timestamp ? *rec.timestamp : target_.now_ms();
   const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
   if (rsize + batch_layout::header_size > cfg_.max_request_size)
@@ -271,6 +281,11 @@ BROOK_DECL void producer::complete(std::unique_ptr<batch> b, const result<append
 }
 
 BROOK_DECL void producer::complete_records(batch& b, const result<append_result>& r) {
+  struct owner_scope {  // restores the outer owner: a callback may complete another producer's batch
+    const producer* outer = callback_owner_;
+    explicit owner_scope(const producer* p) { callback_owner_ = p; }
+    ~owner_scope() { callback_owner_ = outer; }
+  } scope(this);
   const std::string& topic = b.topic;
   for (std::size_t i = 0; i < b.records.size(); ++i) {
     auto& p = b.records[i];

@@ -266,7 +266,7 @@ BROOK_DECL timestamp_ms group_coordinator::next_deadline() const {
 }
 
 BROOK_DECL result<void> group_coordinator::load() {
-  BROOK_TRY_ASSIGN(auto stored, store_->load());
+  BROOK_TRY_ASSIGN(auto stored, store_->load(&skipped_records_));
   for (auto& [id, sg] : stored) {
     classic_group& g = create_group(id);
     g.offsets() = std::move(sg.offsets);

@@ -19,6 +19,17 @@ BROOK_DECL result<std::unique_ptr<data_dir>> data_dir::open(const fs::path& dir,
 }
 
 BROOK_DECL result<void> data_dir::create_topic(const std::string& name, topic_config tc) {
+  if (is_internal_topic(name))
+    return make_error(errc::invalid_topic, "'{}' is an internal topic: brook creates it when it needs it", name);
+  return create_any_topic(name, std::move(tc));
+}
+
+BROOK_DECL result<void> data_dir::create_internal_topic(const std::string& name, topic_config tc) {
+  BROOK_ASSERT(is_internal_topic(name), "create_internal_topic('{}'): not an internal topic", name);
+  return create_any_topic(name, std::move(tc));
+}
+
+BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topic_config tc) {
   BROOK_TRY(validate_topic_name(name));
   if (tc.partitions < 1)
     return make_error(errc::invalid_partitions, "topic '{}': partition count {} must be at least 1", name,
