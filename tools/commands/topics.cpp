@@ -58,7 +58,10 @@ Options:
                        segment.bytes, segment.ms, segment.index.bytes,
                        index.interval.bytes, max.message.bytes, retention.ms,
                        retention.bytes, flush.messages, flush.ms,
-                       message.timestamp.type (CreateTime|LogAppendTime); an unknown key
+                       message.timestamp.type (CreateTime|LogAppendTime),
+                       message.timestamp.before.max.ms, message.timestamp.after.max.ms,
+                       cleanup.policy, delete.retention.ms,
+                       min.cleanable.dirty.ratio, min.compaction.lag.ms; an unknown key
                        or a bad value is INVALID_CONFIG
   -h, --help           this help
 
