@@ -74,3 +74,32 @@ TEST_CASE("log_checkpoints: topic and partition from the directory name", "[stor
   CHECK(log_checkpoints::topic_partition_of("/d/x-1234567890") == P{"x-1234567890", 0});  // too long for int32
   CHECK(log_checkpoints::topic_partition_of("/d/orders-1/") == P{"orders", 1});
 }
+
+// Issue 11 #4, #5, #20: a negative value, a second entry and another partition's entry were
+// obeyed; junk was echoed raw into messages.
+TEST_CASE("log_checkpoints: values that cannot be right are refused, naming the file", "[storage][log_checkpoints]") {
+  test::temp_dir t;
+  const auto dir = t / "orders-3";
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"0\n1\norders 3 -5\n", "negative offset -5"},
+      {"0\n2\norders 3 5\norders 3 6\n", "2 entries"},
+      {"0\n1\nother 3 5\n", "the entry is for other-3"},
+      {"0\n1\norders 4 5\n", "the entry is for orders-4"},
+      {"0\n1\norders 3 \x01\xff\n", "'\\x01\\xff' is not a number"},
+      {std::string("\x7f\x45LF\n", 5), "unsupported version '\\x7fELF'"},
+  };
+  for (const auto& [text, why] : cases) {
+    INFO(text);
+    for (const char* name : {"log-start-offset-checkpoint", "recovery-point-offset-checkpoint"}) {
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      std::ofstream(dir / name, std::ios::binary) << text;
+      log_checkpoints c(dir, *posix_file_system::shared());
+      auto r = c.load();
+      REQUIRE_FALSE(r);
+      CHECK(r.error().code() == errc::kafka_storage_error);
+      CHECK_THAT(r.error().message(), Catch::Contains(name) && Catch::Contains(why));
+    }
+  }
+}

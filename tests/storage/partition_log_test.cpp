@@ -285,6 +285,7 @@ TEST_CASE("retention deletes old segments by time and by size", "[storage][parti
     CHECK(append_n(*log, 1, clk->now_ms()).base_offset == end);
   }
   SECTION("a future timestamp keeps its segment") {
+    c.message_timestamp_after_max = std::chrono::milliseconds::max();  // Kafka 4.0's default refuses it
     auto log = open_log(t / "t-0", c);
     append_n(*log, 2, 9'000'000'000'000, 2000);
     append_n(*log, 2, 1'000'000, 3000);
@@ -506,6 +507,25 @@ TEST_CASE("open refuses foreign files and bad configs with named errors", "[stor
     auto r = partition_log::open(t / "t-0");
     REQUIRE_FALSE(r);
     CHECK(r.error() == errc::kafka_storage_error);
+  }
+  SECTION("a negative log start (issue 11 #4: it created -0000000000000000005.log)") {
+    std::ofstream(t / "t-0" / "log-start-offset-checkpoint") << "0\n1\nt 0 -5\n";
+    auto r = partition_log::open(t / "t-0");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    for (const auto& e : fs::directory_iterator(t / "t-0")) CHECK(e.path().extension() != ".log");
+  }
+  SECTION("another partition's log start (issue 11 #5)") {
+    {
+      auto log = open_log(t / "t-0");
+      append_n(*log, 3, 1000, 10);
+      REQUIRE(log->close());
+    }
+    std::ofstream(t / "t-0" / "log-start-offset-checkpoint") << "0\n1\nt 1 2\n";
+    auto r = partition_log::open(t / "t-0");
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("t-1"));
   }
   SECTION("config") {
     log_config c;

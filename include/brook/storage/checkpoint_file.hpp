@@ -30,6 +30,23 @@
 
 namespace brook {
 
+namespace detail {
+/// `text` as it may go into an error message: bytes outside printable ASCII as \xNN, and
+/// at most `max` bytes of it (a hostile file's junk is never echoed raw).
+inline std::string printable(std::string_view text, std::size_t max = 64) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("\\x{:02x}", c);
+  }
+  if (text.size() > max) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
+}  // namespace detail
+
 /// Reads a checkpoint whose lines have `fields` space-separated tokens. A missing file is
 /// an empty list; a malformed one is kafka_storage_error naming the file and line.
 inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system& files, const fs::path& path,
@@ -44,18 +61,21 @@ inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system
     return make_error(errc::kafka_storage_error, "{} line {}: {}", path.string(), lineno, why);
   };
   if (!std::getline(in, line)) return bad(1, "missing version line");
-  if (line != std::to_string(expected_version)) return bad(1, fmt::format("unsupported version '{}'", line));
+  if (line != std::to_string(expected_version))
+    return bad(1, fmt::format("unsupported version '{}'", detail::printable(line)));
   if (!std::getline(in, line)) return bad(2, "missing entry count");
   std::size_t count = 0;
   auto [p, e] = std::from_chars(line.data(), line.data() + line.size(), count);
-  if (e != std::errc() || p != line.data() + line.size()) return bad(2, fmt::format("bad entry count '{}'", line));
+  if (e != std::errc() || p != line.data() + line.size())
+    return bad(2, fmt::format("bad entry count '{}'", detail::printable(line)));
   for (std::size_t i = 0; i < count; ++i) {
     if (!std::getline(in, line)) return bad(3 + i, fmt::format("expected {} entries, found {}", count, i));
     std::istringstream ls(line);
     std::vector<std::string> toks;
     std::string t;
     while (ls >> t) toks.push_back(t);
-    if (toks.size() != fields) return bad(3 + i, fmt::format("expected {} fields in '{}'", fields, line));
+    if (toks.size() != fields)
+      return bad(3 + i, fmt::format("expected {} fields in '{}'", fields, detail::printable(line)));
     out.push_back(std::move(toks));
   }
   while (std::getline(in, line))
@@ -77,7 +97,7 @@ inline result<Int> parse_checkpoint_int(const fs::path& path, const std::string&
   Int v{};
   auto [p, e] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
   if (e != std::errc() || p != tok.data() + tok.size())
-    return make_error(errc::kafka_storage_error, "{}: '{}' is not a number", path.string(), tok);
+    return make_error(errc::kafka_storage_error, "{}: '{}' is not a number", path.string(), detail::printable(tok));
   return v;
 }
 

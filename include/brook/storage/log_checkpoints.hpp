@@ -67,11 +67,22 @@ class log_checkpoints {
   }
 
  private:
+  // A value that cannot be right is reported, never obeyed: more than one entry, an entry
+  // for another topic-partition, or a negative offset is kafka_storage_error naming the file.
   result<std::optional<offset>> read_one(std::string_view name) const {
     const auto path = dir_ / name;
     BROOK_TRY_ASSIGN(auto lines, read_checkpoint(files_, path, 3));
     if (lines.empty()) return std::optional<offset>();
-    BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, lines.front()[2]));
+    if (lines.size() != 1)
+      return make_error(errc::kafka_storage_error, "{}: {} entries, but a partition's checkpoint holds one",
+                        path.string(), lines.size());
+    const auto& e = lines.front();
+    const auto [topic, part] = topic_partition_of(dir_);
+    if (e[0] != topic || e[1] != std::to_string(part))
+      return make_error(errc::kafka_storage_error, "{}: the entry is for {}-{}, not this partition ({}-{})",
+                        path.string(), detail::printable(e[0]), detail::printable(e[1]), topic, part);
+    BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, e[2]));
+    if (v < 0) return make_error(errc::kafka_storage_error, "{}: negative offset {}", path.string(), v);
     return std::optional<offset>(offset(v));
   }
 
