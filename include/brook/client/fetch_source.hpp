@@ -110,6 +110,8 @@ class data_dir_source final : public partition_source {
 
  private:
   result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
+    // A poll woken by close() learns why, instead of finding nothing until its timeout.
+    if (dd_.closed()) return make_error(errc::closed, "{}: data directory is closed", dd_.path().string());
     return dd_.get_partition(tp.topic, tp.partition);
   }
 

@@ -85,6 +85,11 @@ class data_dir {
 
   const fs::path& path() const noexcept { return dir_; }
   bool read_only() const noexcept { return opts_.read_only; }
+  /// close() has begun: consumers reading through a data_dir_source get errc::closed.
+  bool closed() const {
+    std::shared_lock lk(mu_);
+    return closed_;
+  }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return opts_.defaults.clock; }
   /// The file system its files go through (data_dir_options::defaults.files).
   file_system& files() const noexcept { return *opts_.defaults.files; }

@@ -172,8 +172,7 @@ class partition_log {
 
   /// Whole batches starting with the one that holds `start`, up to max_bytes and below
   /// max_offset, from one segment (storage/log_read.hpp). Empty when start is at the bound.
-  /// offset_out_of_range outside [log start, log end]; closed once close() has begun (slices read
-  /// before stay valid).
+  /// offset_out_of_range outside [log start, log end]. A closed log still reads what it holds.
   result<log_slice> read(offset start, read_options ro = {}) const;
 
   /// Kafka's offsetsForTimes: the first record whose timestamp is >= ts, below max_offset

@@ -156,8 +156,6 @@ BROOK_DECL result<compact_stats> partition_log::compact(const compact_options& c
 }
 
 BROOK_DECL result<log_slice> partition_log::read(offset start, read_options ro) const {
-  // A reader woken by close() learns why, instead of finding nothing until its timeout.
-  if (closed_flag_.load(std::memory_order_acquire)) return make_error(errc::closed, "{}: log is closed", dir_.string());
   const offset log_start = log_start_offset();
   const offset leo = log_end_offset();
   if (start < log_start || start > leo)
