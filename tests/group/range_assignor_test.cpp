@@ -71,6 +71,28 @@ TEST_CASE("range: Kafka's examples", "[group][range]") {
   }
 }
 
+TEST_CASE("range: members in Java's String order (UTF-16 code units), not byte order", "[group][range]") {
+  // Issue 11 (#23). Java: "\uD83D\uDE00".compareTo("\uFF71") < 0, as 0xD83D < 0xFF71; in
+  // UTF-8 bytes (F0 9F 98 80 against EF BD B1) the order is the other way round.
+  range_assignor a;
+  const std::string grin = "\U0001F600", kana = "\uFF71";
+  SECTION("member ids") {
+    const auto r = a.assign({{"t", 1}}, {member(kana, {"t"}), member(grin, {"t"})});
+    CHECK(r == group_assignment{{grin, {tp("t", 0)}}, {kana, {}}});
+  }
+  SECTION("member ids with a shared client.id prefix") {
+    const auto r = a.assign({{"t", 1}}, {member("app-" + kana + "-1", {"t"}), member("app-" + grin + "-2", {"t"})});
+    CHECK(r.at("app-" + grin + "-2") == std::vector<topic_partition>{tp("t", 0)});
+  }
+  SECTION("group.instance.ids") {
+    auto s1 = member("a", {"t"}), s2 = member("b", {"t"});
+    s1.group_instance_id = kana;
+    s2.group_instance_id = grin;
+    const auto r = a.assign({{"t", 1}}, {s1, s2});
+    CHECK(r == group_assignment{{"a", {}}, {"b", {tp("t", 0)}}});
+  }
+}
+
 TEST_CASE("range: properties over random groups", "[group][range][property]") {
   range_assignor a;
   const std::uint32_t base_seed = 0x72616e67;

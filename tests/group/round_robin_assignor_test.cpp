@@ -69,6 +69,14 @@ TEST_CASE("roundrobin: Kafka's examples", "[group][roundrobin]") {
   }
 }
 
+TEST_CASE("roundrobin: the circle in Java's String order (UTF-16 code units)", "[group][roundrobin]") {
+  // Issue 11 (#23): "\U0001F600" (0xD83D 0xDE00) comes before "\uFF71" in Java, after it in bytes.
+  round_robin_assignor a;
+  const std::string grin = "\U0001F600", kana = "\uFF71";
+  const auto r = a.assign({{"t", 3}}, {member(kana, {"t"}), member(grin, {"t"})});
+  CHECK(r == group_assignment{{grin, {tp("t", 0), tp("t", 2)}}, {kana, {tp("t", 1)}}});
+}
+
 TEST_CASE("roundrobin: properties over random groups", "[group][roundrobin][property]") {
   round_robin_assignor a;
   const std::uint32_t base_seed = 0x726f626e;

@@ -88,6 +88,18 @@ std::size_t moved_from_remaining(const group_assignment& before, const group_ass
 
 }  // namespace
 
+TEST_CASE("sticky: ties go to the first member in Java's String order (UTF-16 code units)", "[group][sticky]") {
+  // Issue 11 (#23): constrainedAssign fills members in Collections.sort order of their ids, and
+  // Java puts "\U0001F600" (0xD83D 0xDE00) before "\uFF71", where byte order puts it after.
+  sticky_assignor a;
+  const std::string grin = "\U0001F600", kana = "\uFF71";
+  CHECK(a.assign({{"t", 1}}, {member(kana, {"t"}), member(grin, {"t"})}) ==
+        group_assignment{{grin, {tp("t", 0)}}, {kana, {}}});
+  // generalAssign (different subscriptions): the least loaded, ties by member id.
+  CHECK(a.assign({{"t", 1}, {"u", 1}}, {member(kana, {"t"}), member(grin, {"t"}), member("x", {"u"})}) ==
+        group_assignment{{grin, {tp("t", 0)}}, {kana, {}}, {"x", {tp("u", 0)}}});
+}
+
 TEST_CASE("sticky: properties over random groups", "[group][sticky][property]") {
   sticky_assignor a;
   const std::uint32_t base_seed = 0x73746b79;

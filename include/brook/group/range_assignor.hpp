@@ -2,9 +2,10 @@
 //
 // For each topic, its partitions in numeric order and the members subscribed
 // to it in MemberInfo order (static members by group.instance.id first, then
-// the others by member id). With n = partitions / members and
-// m = partitions % members, the first m members get n + 1 consecutive
-// partitions and the rest n.
+// the others by member id; ids compared as Java's String.compareTo does, by
+// UTF-16 code units, so "\U0001F600" comes before "\uFF71"). With
+// n = partitions / members and m = partitions % members, the first m members
+// get n + 1 consecutive partitions and the rest n.
 //
 // Example (RangeAssignor Javadoc): members C0, C1, topics t0, t1 with 3
 // partitions each:

@@ -2,7 +2,8 @@
 //
 // All partitions of the subscribed topics are laid out sorted by topic, then
 // partition; the members are put on a circle in MemberInfo order (static
-// members by group.instance.id first, then the others by member id). A cursor
+// members by group.instance.id first, then the others by member id; ids in Java's
+// String order, by UTF-16 code units). A cursor
 // walks the circle: for each partition it skips members not subscribed to the
 // partition's topic, gives the partition to the member under the cursor and
 // moves the cursor one past it (Kafka's CircularIterator: peek/next).

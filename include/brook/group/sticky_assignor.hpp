@@ -13,7 +13,8 @@
 // highest generation makes the partition unowned, as Kafka 3.x does. Claims for
 // topics the member no longer subscribes to are dropped.
 //
-// The algorithm (deterministic; members in member-id order, partitions in
+// The algorithm (deterministic; members in member-id order, Java's String order by
+// UTF-16 code units as Kafka's Collections.sort and TreeSet use, partitions in
 // (topic, partition) order):
 //   identical subscriptions (Kafka's constrainedAssign):
 //     - each member keeps its owned partitions, at most min_quota = floor(P/N),

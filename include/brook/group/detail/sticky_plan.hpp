@@ -273,8 +273,8 @@ class sticky_planner {
     return best;
   }
 
-  std::vector<const member_subscription*> members_;  // sorted by member id
-  std::vector<std::string> topics_;                  // subscribed topics that exist, sorted
+  std::vector<const member_subscription*> members_;  // sorted by member id (Java order)
+  std::vector<std::string> topics_;                  // subscribed topics that exist, sorted (ASCII: as Java)
   std::map<std::string, int> topic_index_;
   std::vector<std::int32_t> base_;  // first partition index of each topic; back() = total_
   std::int32_t total_ = 0;
