@@ -7,13 +7,27 @@
 // subscribed to its topic. The old owner, not finding it in its assignment,
 // revokes it; because something was revoked, the group rebalances again
 // (the consumer rejoins), and in that follow-up round the partition is unowned
-// and goes to its target owner.
+// and assigned afresh: to its target owner when subscriptions are identical.
 //
-// Guarantee: with identical subscriptions, feeding the result back as every
-// member's owned_partitions (same members, same topics) yields exactly the
-// sticky target. With different subscriptions the follow-up round is a valid,
-// balanced sticky assignment in which nothing changes hands in the same round,
-// but it can differ from the first target (balancing may pick other partitions).
+// The group rebalances again as long as a round revokes something; the round that
+// revokes nothing ends it, with every partition assigned. Every round is hand-over safe:
+// nothing is given to a member while another member still owns it.
+//
+// Identical subscriptions: one follow-up round always suffices. Feeding the result back as
+// every member's owned_partitions (same members, same topics) yields exactly the sticky
+// target, which revokes nothing.
+//
+// Different subscriptions: no number of follow-up rounds is guaranteed, here or in Kafka
+// (whose CooperativeStickyAssignorTest allows up to four). The follow-up round is a new
+// sticky assignment in which the withheld partitions are unowned; its balancing (Kafka's
+// generalAssign) can settle on other partitions than the first target did, and those are
+// withheld and revoked in turn. Measured over seeded random groups (up to 20 members,
+// 8 topics of up to 30 partitions, random previous owners; 400,000 groups): one follow-up
+// round in 85% of rebalances, two in 14%, three in 0.2%, never more. Over sequences of
+// joins, leaves, subscription changes and topic growth from a stable group, two in about
+// 1 in 700 rebalances. In a one-off run with larger groups and sparse subscriptions (100
+// members, 50 topics), 2 of 20,000 needed four. cooperative_sticky_assignor_test.cpp
+// checks these seeded cases against a bound of three and that some need two.
 //
 // Example: C0 owns t0p0..t0p3 (generation 1), C1 joins: the sticky target is
 // C0 [t0p0, t0p1], C1 [t0p2, t0p3]; this assignor returns C0 [t0p0, t0p1], C1 [];
