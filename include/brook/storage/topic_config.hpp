@@ -86,7 +86,11 @@ struct topic_config {
 
   /// Applies the overrides on top of `base`. invalid_config names a bad key or value.
   result<log_config> apply(log_config base) const {
-    for (const auto& [k, v] : overrides) {
+    for (const auto& kv : overrides) {
+      // Named references, not a structured binding: the int_of lambda below uses `k`, and
+      // Clang before 16 cannot capture a structured binding.
+      const std::string& k = kv.first;
+      const std::string& v = kv.second;
       if (k == "message.timestamp.type") {
         if (v == "CreateTime")
           base.message_timestamp_type = timestamp_type::create_time;
