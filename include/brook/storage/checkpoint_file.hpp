@@ -47,18 +47,16 @@ inline std::string printable(std::string_view text, std::size_t max = 64) {
 }
 }  // namespace detail
 
-/// Reads a checkpoint whose lines have `fields` space-separated tokens. A missing file is
-/// an empty list; a malformed one is kafka_storage_error naming the file and line.
-inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system& files, const fs::path& path,
-                                                                     std::size_t fields, int expected_version = 0) {
+/// Parses the text of a checkpoint whose lines have `fields` space-separated tokens; `where`
+/// names the file in errors. Every entry it returns has exactly `fields` tokens, none empty
+/// and none holding whitespace. A malformed text is kafka_storage_error naming the line.
+inline result<std::vector<std::vector<std::string>>> parse_checkpoint(std::string_view text, std::string_view where,
+                                                                      std::size_t fields, int expected_version = 0) {
   std::vector<std::vector<std::string>> out;
-  if (!files.exists(path).value_or(false)) return out;
-  auto text = read_small_file(files, path);
-  if (!text) return make_error(errc::kafka_storage_error, "{}: cannot be read ({})", path.string(), text.error());
-  std::istringstream in(std::move(*text));
+  std::istringstream in{std::string(text)};
   std::string line;
   auto bad = [&](std::size_t lineno, std::string_view why) {
-    return make_error(errc::kafka_storage_error, "{} line {}: {}", path.string(), lineno, why);
+    return make_error(errc::kafka_storage_error, "{} line {}: {}", where, lineno, why);
   };
   if (!std::getline(in, line)) return bad(1, "missing version line");
   if (line != std::to_string(expected_version))
@@ -83,12 +81,27 @@ inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system
   return out;
 }
 
+/// Reads a checkpoint file (parse_checkpoint). A missing file is an empty list; a malformed
+/// one is kafka_storage_error naming the file and line.
+inline result<std::vector<std::vector<std::string>>> read_checkpoint(file_system& files, const fs::path& path,
+                                                                     std::size_t fields, int expected_version = 0) {
+  if (!files.exists(path).value_or(false)) return std::vector<std::vector<std::string>>{};
+  auto text = read_small_file(files, path);
+  if (!text) return make_error(errc::kafka_storage_error, "{}: cannot be read ({})", path.string(), text.error());
+  return parse_checkpoint(*text, path.string(), fields, expected_version);
+}
+
+/// The text of a checkpoint of `lines` (each a list of tokens), as write_checkpoint writes it.
+inline std::string format_checkpoint(const std::vector<std::vector<std::string>>& lines, int version = 0) {
+  std::string text = fmt::format("{}\n{}\n", version, lines.size());
+  for (const auto& l : lines) text += fmt::format("{}\n", fmt::join(l, " "));
+  return text;
+}
+
 /// Atomically replaces `path` with a checkpoint of `lines` (each a list of tokens).
 inline result<void> write_checkpoint(file_system& files, const fs::path& path,
                                      const std::vector<std::vector<std::string>>& lines, int version = 0) {
-  std::string text = fmt::format("{}\n{}\n", version, lines.size());
-  for (const auto& l : lines) text += fmt::format("{}\n", fmt::join(l, " "));
-  return replace_file(files, path, text);
+  return replace_file(files, path, format_checkpoint(lines, version));
 }
 
 /// Parses an integer token of a checkpoint line.

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -66,24 +67,32 @@ class log_checkpoints {
     return {name.empty() ? std::string("log") : name, 0};
   }
 
- private:
-  // A value that cannot be right is reported, never obeyed: more than one entry, an entry
-  // for another topic-partition, or a negative offset is kafka_storage_error naming the file.
-  result<std::optional<offset>> read_one(std::string_view name) const {
-    const auto path = dir_ / name;
-    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(files_, path, 3));
+  /// The offset in the entries of `path`, a checkpoint of the partition in `dir` (as
+  /// read_checkpoint returns them, 3 fields each): none for no entry. A value that cannot be
+  /// right is reported, never obeyed: more than one entry, an entry for another
+  /// topic-partition, or a negative offset is kafka_storage_error naming the file.
+  static result<std::optional<offset>> entry_offset(const std::vector<std::vector<std::string>>& lines,
+                                                    const std::filesystem::path& path,
+                                                    const std::filesystem::path& dir) {
     if (lines.empty()) return std::optional<offset>();
     if (lines.size() != 1)
       return make_error(errc::kafka_storage_error, "{}: {} entries, but a partition's checkpoint holds one",
                         path.string(), lines.size());
     const auto& e = lines.front();
-    const auto [topic, part] = topic_partition_of(dir_);
+    const auto [topic, part] = topic_partition_of(dir);
     if (e[0] != topic || e[1] != std::to_string(part))
       return make_error(errc::kafka_storage_error, "{}: the entry is for {}-{}, not this partition ({}-{})",
                         path.string(), detail::printable(e[0]), detail::printable(e[1]), topic, part);
     BROOK_TRY_ASSIGN(auto v, parse_checkpoint_int<std::int64_t>(path, e[2]));
     if (v < 0) return make_error(errc::kafka_storage_error, "{}: negative offset {}", path.string(), v);
     return std::optional<offset>(offset(v));
+  }
+
+ private:
+  result<std::optional<offset>> read_one(std::string_view name) const {
+    const auto path = dir_ / name;
+    BROOK_TRY_ASSIGN(auto lines, read_checkpoint(files_, path, 3));
+    return entry_offset(lines, path, dir_);
   }
 
   result<void> write_if_changed(std::string_view name, std::optional<offset>& on_disk, offset v) {
