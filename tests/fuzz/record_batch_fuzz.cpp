@@ -10,23 +10,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <span>
 
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/varint.hpp>
 
-namespace {
+#include "fuzz_check.hpp"
 
-#define FUZZ_CHECK(cond)                                                                      \
-  do {                                                                                        \
-    if (!(cond)) {                                                                            \
-      std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                                           \
-    }                                                                                         \
-  } while (0)
+namespace {
 
 volatile std::uint8_t g_sink;
 

@@ -1,5 +1,5 @@
 // Runs LLVMFuzzerTestOneInput over files and directories without libFuzzer, so every build
-// (any compiler, any sanitizer) replays the committed corpus: ctest fuzz_record_batch_corpus_replay.
+// (any compiler, any sanitizer) replays the committed corpus: ctest fuzz_<name>_corpus_replay.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
