@@ -12,8 +12,9 @@
 #   debug    Debug, GCC: all targets, every test (not in the default run)
 #   asan     Debug + ASan/UBSan, GCC: every test
 #   tsan     RelWithDebInfo + TSan, GCC: only the *_threaded_test.cpp tests (label "threaded")
-#   fuzz     clang++ libFuzzer: brook_fuzz_record_batch for BROOK_FUZZ_SECONDS (60)
-#            on a fresh corpus plus tests/fuzz/corpus; skipped until tests/fuzz exists
+#   fuzz     clang++ libFuzzer: brook_fuzz_record_batch, _checkpoint and _topic_config, each on
+#            a fresh corpus plus its committed one (tests/fuzz/corpus*), BROOK_FUZZ_SECONDS (60)
+#            in all: half to record_batch, a quarter to each other; skipped until tests/fuzz exists
 #
 # Environment: BROOK_JOBS (build jobs, 2), BROOK_FUZZ_SECONDS (60), BROOK_FUZZ_SEED
 # (libFuzzer -seed; random by default, printed as "INFO: Seed:"),
@@ -188,28 +189,53 @@ stage_tsan() {
   run_ctest tsan  # the tsan test preset selects label "threaded"; "No tests were found" exits 0
 }
 
+# The fuzzers (tests/fuzz/<name>_fuzz.cpp) and their committed seed corpora. stage_fuzz splits
+# BROOK_FUZZ_SECONDS among them: half to record_batch, a quarter each to the other two (at
+# least 1s each; -max_total_time=0 would mean "forever").
+fuzzers=(record_batch:corpus checkpoint:corpus_checkpoint topic_config:corpus_topic_config)
+
+fuzz_share() {  # name -> seconds of fuzz_seconds for that fuzzer
+  local half=$((fuzz_seconds / 2)) quarter=$((fuzz_seconds / 4)) s
+  case "$1" in
+    record_batch) s=$half ;;
+    checkpoint) s=$quarter ;;
+    *) s=$((fuzz_seconds - half - quarter)) ;;
+  esac
+  echo $((s < 1 ? 1 : s))
+}
+
 stage_fuzz() {
-  banner "fuzz: brook_fuzz_record_batch for ${fuzz_seconds}s (preset fuzz, clang++)"
+  banner "fuzz: ${fuzzers[*]%%:*} for ${fuzz_seconds}s in all (preset fuzz, clang++)"
   if [[ ! -f tests/fuzz/CMakeLists.txt ]]; then
     echo "tests/fuzz/CMakeLists.txt does not exist yet; no fuzzer to run"
     fuzz_result="skipped (no tests/fuzz)"
     return 0
   fi
-  configure_build fuzz --target brook_fuzz_record_batch
-  local exe
-  exe=$(find build/fuzz -name brook_fuzz_record_batch -type f -perm -u+x | head -n 1)
-  [[ -n "$exe" ]] || { step="finding the brook_fuzz_record_batch executable under build/fuzz"; return 1; }
-  local corpus="$scratch/fuzz-corpus" artifacts="build/fuzz/fuzz-artifacts/"
-  mkdir -p "$corpus" "$artifacts"
-  local seeds=() opts=()
-  if [[ -d tests/fuzz/corpus ]]; then seeds=(tests/fuzz/corpus); fi
+  local f name dir targets=()
+  for f in "${fuzzers[@]}"; do targets+=("brook_fuzz_${f%%:*}"); done
+  configure_build fuzz --target "${targets[@]}"
+  local opts=() results=()
   if [[ -n "${BROOK_FUZZ_SEED:-}" ]]; then opts=(-seed="$BROOK_FUZZ_SEED"); fi
-  step="$exe -max_total_time=$fuzz_seconds (crash inputs go to $artifacts)"
-  "$exe" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -print_funcs=0 \
-    "${opts[@]}" -artifact_prefix="$artifacts" "$corpus" "${seeds[@]}" 2>&1 | tee "$scratch/fuzz.log"
-  local runs
-  runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$scratch/fuzz.log" | tail -n 1)
-  fuzz_result="${runs:-?} inputs, no crash"
+  for f in "${fuzzers[@]}"; do
+    name=${f%%:*} dir=tests/fuzz/${f#*:}
+    local exe secs corpus="$scratch/fuzz-corpus-$name" artifacts="build/fuzz/fuzz-artifacts/$name/" seeds=()
+    exe=$(find build/fuzz -name "brook_fuzz_$name" -type f -perm -u+x | head -n 1)
+    [[ -n "$exe" ]] || { step="finding the brook_fuzz_$name executable under build/fuzz"; return 1; }
+    mkdir -p "$corpus" "$artifacts"
+    if [[ -d "$dir" ]]; then seeds=("$dir"); fi
+    secs=$(fuzz_share "$name")
+    banner "fuzz: brook_fuzz_$name for ${secs}s on a fresh corpus plus $dir"
+    step="$exe -max_total_time=$secs (crash inputs go to $artifacts)"
+    "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -print_funcs=0 \
+      "${opts[@]}" -artifact_prefix="$artifacts" "$corpus" "${seeds[@]}" 2>&1 | tee "$scratch/fuzz-$name.log"
+    local runs
+    runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$scratch/fuzz-$name.log" | tail -n 1)
+    echo "fuzz: brook_fuzz_$name ran ${runs:-?} inputs in ${secs}s, no crash"
+    results+=("$name ${runs:-?}")
+  done
+  local joined
+  joined=$(printf '%s, ' "${results[@]}")
+  fuzz_result="inputs: ${joined%, }; no crash"
 }
 
 # --- run --------------------------------------------------------------------------
