@@ -3,6 +3,7 @@
 
 #include <brook/storage/offset_index.hpp>
 
+#include "support/checks.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
@@ -15,8 +16,8 @@ TEST_CASE("offset index stores Kafka's 8-byte big-endian entries", "[storage][of
     offset_index idx(offset(100));
     REQUIRE(idx.open(*posix_file_system::shared(), p, 4096, mode::fresh));
     CHECK(fs::file_size(p) == 4096);  // preallocated
-    idx.append(offset(105), file_pos(0x1234));
-    idx.append(offset(300), file_pos(0x20000));
+    REQUIRE_OK(idx.append(offset(105), file_pos(0x1234)));
+    REQUIRE_OK(idx.append(offset(300), file_pos(0x20000)));
     REQUIRE(idx.trim_and_sync());
     CHECK(fs::file_size(p) == 16);  // trimmed to its entries
   }
@@ -29,7 +30,7 @@ TEST_CASE("offset index lookup finds the greatest entry at or below the target",
   test::temp_dir t;
   offset_index idx(offset(1000));
   REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 100, mode::fresh));
-  for (int i = 1; i <= 50; ++i) idx.append(offset(1000 + 10 * i), file_pos(100 * i));
+  for (int i = 1; i <= 50; ++i) REQUIRE_OK(idx.append(offset(1000 + 10 * i), file_pos(100 * i)));
   CHECK(idx.lookup(offset(999)).position == file_pos(0));
   CHECK(idx.lookup(offset(1005)).offset == offset(1000));  // before the first entry: segment start
   CHECK(idx.lookup(offset(1010)).position == file_pos(100));
@@ -45,12 +46,12 @@ TEST_CASE("offset index sanity check rejects entries a log cannot have", "[stora
   test::temp_dir t;
   offset_index idx(offset(0));
   REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::fresh));
-  idx.append(offset(5), file_pos(100));
-  idx.append(offset(9), file_pos(200));
+  REQUIRE_OK(idx.append(offset(5), file_pos(100)));
+  REQUIRE_OK(idx.append(offset(9), file_pos(200)));
   CHECK(idx.sanity_check(1000, offset(10)));
   CHECK_FALSE(idx.sanity_check(150, offset(10)));  // position past the log
   CHECK_FALSE(idx.sanity_check(1000, offset(9)));  // offset past the segment's end
-  idx.append(offset(9), file_pos(300));            // offset does not increase
+  REQUIRE_OK(idx.append(offset(9), file_pos(300)));            // offset does not increase
   CHECK_FALSE(idx.sanity_check(1000, offset(10)));
 }
 
@@ -60,7 +61,7 @@ TEST_CASE("an index fills at segment.index.bytes", "[storage][offset_index]") {
   REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 3, mode::fresh));
   for (int i = 0; i < 3; ++i) {
     CHECK_FALSE(idx.full());
-    idx.append(offset(i), file_pos(i * 10));
+    REQUIRE_OK(idx.append(offset(i), file_pos(i * 10)));
   }
   CHECK(idx.full());
 }
@@ -70,7 +71,7 @@ TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[s
   {
     offset_index idx(offset(0));
     REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::fresh));
-    idx.append(offset(3), file_pos(10));
+    REQUIRE_OK(idx.append(offset(3), file_pos(10)));
     REQUIRE(idx.trim_and_sync());
   }
   {
@@ -82,6 +83,6 @@ TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[s
   offset_index idx(offset(0));
   REQUIRE(idx.open(*posix_file_system::shared(), t / "i", 8 * 10, mode::keep));
   CHECK(idx.entries() == 1);
-  idx.append(offset(7), file_pos(20));
+  REQUIRE_OK(idx.append(offset(7), file_pos(20)));
   CHECK(idx.lookup(offset(8)).position == file_pos(20));
 }

@@ -11,6 +11,7 @@
 #include <brook/testing/crash.hpp>
 #include <brook/testing/manual_clock.hpp>
 
+#include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
@@ -217,6 +218,95 @@ TEST_CASE("replica appends keep the offsets they carry", "[storage][partition_lo
   set_batch_base_offset(b2, offset(3));
   REQUIRE(log->append(b2, ao));
   CHECK(log->log_end_offset() == offset(5));
+}
+
+TEST_CASE("a replica batch far past the log end starts its own segment and survives a reopen",
+          "[storage][partition_log][segment]") {
+  // Issue 11 #14: relative offsets are int32; the batch once went into segment 0 and was lost.
+  const offset far(1'000'000'000'000);
+  append_options ao;
+  ao.assign_offsets = false;
+  temp_dir t;
+  SECTION("on an empty log: the log starts at the batch") {
+    {
+      auto log = open_log(t / "t-0");
+      auto b = make_batch(3);
+      set_batch_base_offset(b, far);
+      REQUIRE(log->append(b, ao));
+      CHECK(log->log_start_offset() == far);
+      CHECK(log->log_end_offset() == far + 3);
+      REQUIRE(log->close());
+    }
+    CHECK(fs::exists(t / "t-0" / "00000001000000000000.log"));
+    CHECK_FALSE(fs::exists(t / "t-0" / "00000000000000000000.log"));
+    auto log = open_log(t / "t-0");
+    CHECK(log->log_start_offset() == far);
+    CHECK(log->log_end_offset() == far + 3);
+    auto recs = read_all(*log);
+    REQUIRE(recs.size() == 3);
+    CHECK(recs[0].offset == far.value());
+    CHECK(recs[2].value == "v-2");
+  }
+  SECTION("after records: a gap, the earlier records kept") {
+    {
+      auto log = open_log(t / "t-0");
+      append_n(*log, 5);
+      auto b = make_batch(2, 1000, "w");
+      set_batch_base_offset(b, far);
+      REQUIRE(log->append(b, ao));
+      CHECK(log->log_end_offset() == far + 2);
+      REQUIRE(log->close());
+    }
+    auto log = open_log(t / "t-0");
+    CHECK(log->log_start_offset() == offset(0));
+    CHECK(log->log_end_offset() == far + 2);
+    auto recs = read_all(*log);
+    REQUIRE(recs.size() == 7);
+    CHECK(recs[4].offset == 4);
+    CHECK(recs[5].offset == far.value());
+    CHECK(recs[6].value == "w-1");
+  }
+}
+
+TEST_CASE("recovery keeps a compressed batch whose header and CRC are valid", "[storage][partition_log][recovery]") {
+  // Issue 11 #21: recovery once cut a Kafka log at its first compressed batch, deleting it
+  // and everything after, and the next append reused offsets Kafka had already given out.
+  temp_dir t;
+  const auto dir = t / "t-0";
+  {
+    auto log = open_log(dir);
+    append_n(*log, 3);
+    append_n(*log, 2);  // becomes "gzip" below
+    append_n(*log, 4);
+    REQUIRE(log->close());
+  }
+  // Mark the middle batch gzip (attributes codec 1) and fix its CRC, as a Kafka writer's
+  // compressed batch looks to a reader that does not decode it.
+  const auto seg = dir / "00000000000000000000.log";
+  auto bytes = brook::test::read_file_bytes(seg);
+  const std::size_t p1 = batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(bytes.data() + 8));
+  const std::size_t len1 = batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(bytes.data() + p1 + 8));
+  detail::store_be16(bytes.data() + p1 + batch_layout::attributes, std::int16_t{1});
+  update_batch_crc(std::span<std::byte>(bytes.data() + p1, len1));
+  brook::test::write_file_bytes(seg, bytes);
+  fs::remove(dir / "recovery-point-offset-checkpoint");  // an unclean shutdown: scan everything
+  auto log = open_log(dir);
+  CHECK(log->recovery().bytes_truncated == 0);
+  CHECK(log->log_end_offset() == offset(9));
+  auto next = append_n(*log, 1);
+  CHECK(next.base_offset == offset(9));  // never an offset Kafka already used
+  auto first = log->read(offset(0));
+  REQUIRE(first);
+  int delivered = 0;
+  auto r = first->for_each_record([&](const record_view&) { ++delivered; });
+  CHECK(delivered == 3);  // the records before it, then the named error
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == errc::unsupported_compression_type);
+  auto after = log->read(offset(5));
+  REQUIRE(after);
+  delivered = 0;
+  CHECK(after->for_each_record([&](const record_view&) { ++delivered; }).has_value());
+  CHECK(delivered == 5);
 }
 
 TEST_CASE("LogAppendTime stamps the broker's time on every record", "[storage][partition_log]") {
@@ -619,6 +709,13 @@ TEST_CASE("a partition directory has one writer at a time", "[storage][partition
   auto second = partition_log::open(t / "t-0", small_config());
   REQUIRE_FALSE(second);
   CHECK(second.error() == errc::log_dir_locked);
+  // Issue 11 #20: the holder is named; a symlinked alias is the same directory.
+  CHECK_THAT(second.error().message(), Catch::Contains("this process has this partition log open"));
+  fs::create_directory_symlink(t / "t-0", t / "alias-0");
+  auto alias = partition_log::open(t / "alias-0", small_config());
+  REQUIRE_FALSE(alias);
+  CHECK(alias.error() == errc::log_dir_locked);
+  CHECK_THAT(alias.error().message(), Catch::Contains("this process"));
   log_open_options ro;
   ro.read_only = true;
   CHECK(partition_log::open(t / "t-0", small_config(), ro).has_value());  // readers take no lock

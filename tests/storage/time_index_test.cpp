@@ -3,6 +3,7 @@
 
 #include <brook/storage/time_index.hpp>
 
+#include "support/checks.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
@@ -15,10 +16,10 @@ TEST_CASE("time index keeps increasing timestamps in Kafka's 12-byte entries", "
     time_index idx(offset(10));
     REQUIRE(idx.open(*posix_file_system::shared(), p, 12 * 10, mode::fresh));
     CHECK(idx.last().timestamp == -1);
-    idx.maybe_append(1000, offset(12));
-    idx.maybe_append(900, offset(15));   // older: ignored
-    idx.maybe_append(1000, offset(16));  // equal: ignored
-    idx.maybe_append(2000, offset(20));
+    REQUIRE_OK(idx.maybe_append(1000, offset(12)));
+    REQUIRE_OK(idx.maybe_append(900, offset(15)));   // older: ignored
+    REQUIRE_OK(idx.maybe_append(1000, offset(16)));  // equal: ignored
+    REQUIRE_OK(idx.maybe_append(2000, offset(20)));
     CHECK(idx.entries() == 2);
     CHECK(idx.lookup(999).offset == offset(10));
     CHECK(idx.lookup(999).timestamp == -1);

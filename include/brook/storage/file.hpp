@@ -79,6 +79,8 @@ class file_handle {
     return files().pread(fd_, out, pos, path_);
   }
   result<void> truncate(std::uint64_t len) const { return files().truncate(fd_, len, path_); }
+  /// Reserves the blocks of [from, from + len) (file_system::allocate).
+  result<void> allocate(std::uint64_t from, std::uint64_t len) const { return files().allocate(fd_, from, len, path_); }
   /// fdatasync(2): data and the metadata needed to read it back are durable.
   result<void> datasync() const { return files().datasync(fd_, path_); }
   result<void> sync() const { return files().sync(fd_, path_); }
@@ -100,7 +102,12 @@ class file_handle {
 /// kafka_storage_error when it is larger than `max_bytes`.
 inline result<std::string> read_small_file(file_system& files, const fs::path& p,
                                            std::uint64_t max_bytes = std::uint64_t{64} << 20) {
-  BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files, p, O_RDONLY));
+  // Only a regular file: a FIFO would block the open, a directory has no text. O_NONBLOCK
+  // keeps a FIFO swapped in after the check from blocking too.
+  BROOK_TRY_ASSIGN(const file_kind kind, files.kind(p));
+  if (kind != file_kind::regular && kind != file_kind::none)
+    return make_error(errc::kafka_storage_error, "{}: not a regular file", p.string());
+  BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files, p, O_RDONLY | O_NONBLOCK));
   BROOK_TRY_ASSIGN(const std::uint64_t size, f.size());
   if (size > max_bytes)
     return make_error(errc::kafka_storage_error, "{}: {} bytes, more than the {} a checkpoint may have", p.string(),

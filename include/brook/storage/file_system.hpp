@@ -63,6 +63,9 @@ class file_system {
   virtual result<std::uint64_t> size(int fd, const fs::path& p) = 0;
   /// ftruncate(2).
   virtual result<void> truncate(int fd, std::uint64_t len, const fs::path& p) = 0;
+  /// posix_fallocate(3): reserves the blocks of [from, from + len), so that storing into a
+  /// shared mapping of them cannot fault for want of space (SIGBUS on a full disk).
+  virtual result<void> allocate(int fd, std::uint64_t from, std::uint64_t len, const fs::path& p) = 0;
   /// fdatasync(2): the data and the metadata needed to read it back are durable.
   virtual result<void> datasync(int fd, const fs::path& p) = 0;
   /// fsync(2).
@@ -163,6 +166,12 @@ class posix_file_system final : public file_system {
   result<void> truncate(int fd, std::uint64_t len, const fs::path& p) override {
     if (::ftruncate(fd, static_cast<off_t>(len)) != 0)
       return make_system_error(errno, "ftruncate {} to {} bytes", p.string(), len);
+    return ok();
+  }
+
+  result<void> allocate(int fd, std::uint64_t from, std::uint64_t len, const fs::path& p) override {
+    const int e = ::posix_fallocate(fd, static_cast<off_t>(from), static_cast<off_t>(len));
+    if (e != 0) return make_system_error(e, "allocate {} bytes at {} of {}", len, from, p.string());
     return ok();
   }
 

@@ -22,6 +22,7 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/storage/detail/lock_holder.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/log_checkpoints.hpp>
 #include <brook/storage/log_cleaner.hpp>
@@ -68,7 +69,8 @@ class log_loader {
     BROOK_TRY(checkpoints_.load());
     const auto cleaner = checkpoints_.cleaner_offset();
     out.first_dirty = cleaner.value_or(offset(0));
-    recovery_point_ = opts_.full_recovery ? offset(0) : checkpoints_.recovery_point().value_or(offset(0));
+    report_.flushed_point = checkpoints_.recovery_point().value_or(offset(0));
+    recovery_point_ = opts_.full_recovery ? offset(0) : report_.flushed_point;
     if (files.bases.empty()) {
       BROOK_TRY(open_empty(out));
     } else {
@@ -102,7 +104,8 @@ class log_loader {
     BROOK_TRY_ASSIGN(file_handle d, file_handle::open(files(), dir_, O_RDONLY | O_DIRECTORY));
     BROOK_TRY_ASSIGN(const bool locked, d.try_lock());
     if (!locked)
-      return make_error(errc::log_dir_locked, "{}: another writer has this partition log open", dir_.string());
+      return make_error(errc::log_dir_locked, "{}: {} has this partition log open for writing", dir_.string(),
+                        detail::flock_holder_name(d.fd()));
     out.dir_lock = std::move(d);
     return ok();
   }
@@ -180,17 +183,21 @@ class log_loader {
     return ok();
   }
 
-  /// Opens the segments in order; everything after a hole, an overlap or a truncated
-  /// segment is deleted.
+  /// Opens the segments in order; everything after an overlap or a truncated segment is
+  /// deleted. A hole (a segment starting past the previous one's end: a follower's batch far
+  /// ahead, or a segment removed by hand) is kept and reported, as Kafka's loader keeps it.
   result<void> open_chain(const std::vector<offset>& bases, loaded_log& out) {
     auto& segs = out.segments;
     offset expected = bases.front();
     bool cut = false;
     for (std::size_t i = 0; i < bases.size(); ++i) {
       const offset base = bases[i];
-      if (!cut && i > 0 && base != expected) {
-        cut = true;  // the previous segment ends before (a hole) or after (overlap) this one starts
-        report_.events.push_back(fmt::format("{}: previous segment ends at offset {}, not at its base {}",
+      if (!cut && i > 0 && base > expected)
+        report_.events.push_back(fmt::format("{}: offsets {}..{} are missing before this segment (kept)",
+                                             partition_files::log(dir_, base).string(), expected, base - 1));
+      if (!cut && i > 0 && base < expected) {
+        cut = true;  // the previous segment ends after this one starts: an overlap
+        report_.events.push_back(fmt::format("{}: previous segment ends at offset {}, past its base {}",
                                              partition_files::log(dir_, base).string(), expected, base));
       }
       if (cut) {
@@ -218,10 +225,16 @@ class log_loader {
   }
 
   void delete_after_cut(offset base) {
+    const auto path = partition_files::log(dir_, base);
+    std::uint64_t bytes = 0;
+    if (auto f = file_handle::open(files(), path, O_RDONLY)) bytes = f->size().value_or(0);
+    const bool flushed = base < report_.flushed_point;
     report_.clean = false;
     ++report_.segments_deleted;
-    report_.events.push_back(
-        fmt::format("{}: deleted, it follows a truncated segment", partition_files::log(dir_, base).string()));
+    report_.bytes_deleted += bytes;
+    if (flushed) report_.flushed_bytes_deleted += bytes;
+    report_.events.push_back(fmt::format("{}: deleted ({} bytes{}), it follows a truncated segment", path.string(),
+                                         bytes, flushed ? ", flushed data" : ""));
     if (!opts_.read_only) segment::remove_files(files(), dir_, base);
   }
 

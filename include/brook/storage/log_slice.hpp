@@ -36,18 +36,22 @@ class log_slice {
 
   /// The slice of `seg` from byte `pos` (a batch start, the batch holding `start`): whole
   /// batches whose offsets are below `bound`, up to max_bytes (the first batch always whole,
-  /// as in Kafka's fetch since KIP-74).
+  /// as in Kafka's fetch since KIP-74). A damaged header (or offsets that do not increase)
+  /// ends the slice before it, so every intact batch ahead of the damage is delivered; a
+  /// read that starts at the damage gets the named error.
   static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start, offset bound,
                                       std::size_t max_bytes) {
     const file_pos limit = seg->end_pos();
     std::int64_t len = 0;
     offset next = start;
     while (pos + len < limit && (len == 0 || static_cast<std::size_t>(len) < max_bytes)) {
-      BROOK_TRY_ASSIGN(batch_header h, seg->header_at(pos + len, limit));
-      if (h.last_offset() >= bound) break;
-      if (len > 0 && static_cast<std::size_t>(len) + h.size_bytes() > max_bytes) break;
-      len += h.size_bytes();
-      next = h.next_offset();
+      auto h = seg->header_at(pos + len, limit);
+      if (!h && len == 0) return h.error();
+      if (!h || (len > 0 && h->base_offset < next)) break;  // the next read starts here and reports it
+      if (h->last_offset() >= bound) break;
+      if (len > 0 && static_cast<std::size_t>(len) + h->size_bytes() > max_bytes) break;
+      len += h->size_bytes();
+      next = h->next_offset();
     }
     return log_slice(std::move(seg), pos, static_cast<std::uint64_t>(len), start, std::max(next, start));
   }

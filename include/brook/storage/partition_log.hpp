@@ -222,7 +222,11 @@ class partition_log {
 
   result<void> flush_locked();
 
-  result<void> roll_locked();
+  /// Seals the active segment and starts one at `at` (default: the log end). A follower's
+  /// batch far past the log end starts its own segment at its base offset, as Kafka rolls at
+  /// the batch's first offset; an empty active segment is then replaced, not kept.
+  result<void> roll_locked(std::optional<offset> at = std::nullopt);
+  result<void> restart_active_at(offset base);
 
   // ------------------------------------------------------------------ deleting and truncating
 
@@ -262,8 +266,12 @@ class partition_log {
   log_checkpoints checkpoints_;  // writer_mu_
   segment_list segs_;
 
-  std::mutex writer_mu_;  // serialises mutating calls
+  mutable std::mutex writer_mu_;  // serialises mutating calls (and read()'s rare second look)
   bool closed_ = false;
+  /// A flush (fsync) failed: what the page cache held may never reach the disk, and Linux
+  /// may have dropped it already ("fsyncgate"). The log takes no more writes and never
+  /// checkpoints again; reopening recovers from what the disk really has. Under writer_mu_.
+  bool sync_failed_ = false;
   timestamp_ms active_created_ms_ = 0;  // when the active segment was created or opened
   std::int64_t unflushed_records_ = 0;
   timestamp_ms first_unflushed_ms_ = -1;

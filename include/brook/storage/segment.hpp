@@ -59,6 +59,16 @@ struct recovery_report {
   /// torn tail from a crash). Non-zero means acknowledged data was lost to disk damage.
   std::uint64_t flushed_bytes_truncated = 0;
   std::size_t segments_deleted = 0;  ///< segments dropped after a corrupt one, or orphans
+  /// A cut was for damage (a CRC mismatch, a bad header, ...), not for an incomplete batch at
+  /// the end of a file (a crash, or a writer still writing): a reader stops early for it, and
+  /// a tool reading a log says so rather than end quietly.
+  bool damaged = false;
+  std::uint64_t bytes_deleted = 0;   ///< the .log bytes of the segments dropped after a corrupt one
+  /// Of those, bytes of segments that started below the recovery point: flushed data.
+  std::uint64_t flushed_bytes_deleted = 0;
+  /// The recovery point the checkpoint named at open (0 without one): everything below it had
+  /// been flushed, so losses below it count as flushed, also under full_recovery.
+  offset flushed_point{0};
   std::vector<std::string> events;   ///< one human line per action, with file and byte
 };
 
@@ -82,17 +92,19 @@ struct segment_indexer {
   timestamp_ms max_ts_seen = -1;
   offset max_ts_offset;
 
-  void add(const batch_header& h, file_pos pos, std::uint32_t interval, offset_index& oi, time_index& ti) noexcept {
+  /// kafka_storage_error when an index cannot grow (a full disk); the caller rolls back.
+  result<void> add(const batch_header& h, file_pos pos, std::uint32_t interval, offset_index& oi, time_index& ti) {
     if (h.max_timestamp > max_ts_seen) {
       max_ts_seen = h.max_timestamp;
       max_ts_offset = h.last_offset();
     }
     if (bytes_since_index > interval && !oi.full() && !ti.full()) {
-      oi.append(h.last_offset(), pos);
-      ti.maybe_append(max_ts_seen, max_ts_offset);
+      BROOK_TRY(oi.append(h.last_offset(), pos));
+      BROOK_TRY(ti.maybe_append(max_ts_seen, max_ts_offset));
       bytes_since_index = 0;
     }
     bytes_since_index += h.size_bytes();
+    return ok();
   }
 };
 
@@ -192,7 +204,10 @@ class segment {
   result<void> append(std::span<const std::byte> batches) {
     BROOK_ASSERT(writable_ && active_, "append to a segment opened without write access");
     std::uint64_t pos = size_.load(std::memory_order_relaxed);
-    BROOK_TRY(log_.pwrite_all(batches, pos));
+    if (auto w = log_.pwrite_all(batches, pos); !w) {
+      (void)log_.truncate(pos);  // a short write (full disk) leaves no partial batch behind
+      return w.error();
+    }
     // Index each batch, as LogSegment.append does; then publish.
     const std::byte* p = batches.data();
     const std::byte* end = p + batches.size();
@@ -200,12 +215,23 @@ class segment {
     timestamp_ms max_ts = max_ts_.load(std::memory_order_relaxed);
     file_pos at(static_cast<std::int64_t>(pos));
     size_.store(pos + batches.size(), std::memory_order_release);
+    const detail::segment_indexer indexer_before = indexer_;
+    const offset next_before = next;
     while (p < end) {
       batch_header h = decode_batch_header_unchecked(p);
       // The log validated and stamped these batches: offsets only grow within a segment.
       BROOK_ASSERT(h.base_offset >= next, "{}: batch at offset {} overlaps the segment's end {}", log_path_.string(),
                    h.base_offset, next);
-      index_batch(h, at);
+      if (auto r = index_batch(h, at); !r) {
+        // A full disk while indexing: the append did not happen (the next one overwrites
+        // its bytes), and no index entry may point at it.
+        oindex_.truncate_to_position(file_pos(static_cast<std::int64_t>(pos)));
+        tindex_.truncate_to_offset(next_before);
+        indexer_ = indexer_before;
+        size_.store(pos, std::memory_order_release);
+        (void)log_.truncate(pos);
+        return r.error();
+      }
       if (first_ts_.load(std::memory_order_relaxed) < 0 && at == file_pos{0})
         first_ts_.store(h.max_timestamp, std::memory_order_release);
       max_ts = std::max(max_ts, h.max_timestamp);
@@ -226,7 +252,7 @@ class segment {
   result<void> seal() {
     if (!writable_) return ok();
     if (!oindex_.full() && indexer_.max_ts_offset >= base_ && size() > 0)
-      tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset);
+      BROOK_TRY(tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset));
     BROOK_TRY(log_.datasync());
     BROOK_TRY(oindex_.trim_and_sync());
     BROOK_TRY(tindex_.trim_and_sync());
@@ -264,9 +290,15 @@ class segment {
         pos = file_pos{0};
       }
     }
+    offset prev_last = base_ - 1;  // offsets only increase: a batch at or below its predecessor is damage
     while (pos < limit) {
       BROOK_TRY_ASSIGN(auto h, header_at(pos, limit));
+      if (h.base_offset <= prev_last)
+        return make_error(errc::corrupt_message,
+                          "{}: batch claims offsets from {}, but the batch before it ends at {} (damaged baseOffset)",
+                          where(pos), h.base_offset, prev_last);
       if (h.last_offset() >= target) return std::optional<file_pos>(pos);
+      prev_last = h.last_offset();
       pos += h.size_bytes();
     }
     return std::optional<file_pos>();
@@ -427,7 +459,9 @@ class segment {
       next = h->next_offset();
       pos += h->size_bytes();
     }
-    if (next > recovery_point_) return reject(report, "data beyond the recovery point");
+    if (next > recovery_point_)
+      return reject(report, recovery_point_ < report.flushed_point ? "every batch is checked (full recovery)"
+                                                                   : "data beyond the recovery point");
     if (tindex_.entries() > 0 && tindex_.last().timestamp < max_ts)
       return reject(report, "the time index ends early (its last entry is not the largest timestamp)");
     if (auto c = oindex_.sanity_check(file_size, next); !c) return reject(report, c.error().message());
@@ -444,6 +478,15 @@ class segment {
     indexer_.max_ts_seen = max_ts;
     indexer_.max_ts_offset = max_ts_off;
     return true;
+  }
+
+  /// The bytes at the end of a file hold the start of a batch and no more: what a crash or
+  /// an append in progress leaves, not damage.
+  static bool incomplete_at_end(std::span<const std::byte> b) noexcept {
+    if (b.size() < batch_layout::log_overhead) return true;
+    const std::int64_t blen = detail::load_be32(b.data() + batch_layout::batch_length);
+    return blen >= static_cast<std::int64_t>(batch_layout::header_size - batch_layout::log_overhead) &&
+           static_cast<std::int64_t>(batch_layout::log_overhead) + blen > static_cast<std::int64_t>(b.size());
   }
 
   result<bool> reject(recovery_report& report, const std::string& why) {
@@ -479,31 +522,37 @@ class segment {
     offset next = base_;
     std::string why;
     while (pos < file_end) {
-      auto v = record_batch_view::parse(bytes(pos, static_cast<std::uint64_t>(file_end - pos)), batch_check{},
-                                        [&] { return where(pos); });
-      if (!v) {
+      const auto here = bytes(pos, static_cast<std::uint64_t>(file_end - pos));
+      auto v = record_batch_view::parse(here, batch_check{}, [&] { return where(pos); });
+      // A compressed batch (brook does not decode codecs yet) whose header and CRC are valid
+      // is data, not damage: keep it, as Kafka would; readers get unsupported_compression_type.
+      if (!v && !(v.error() == errc::unsupported_compression_type)) {
         why = v.error().to_string();
+        if (!incomplete_at_end(here)) report.damaged = true;
         break;
       }
-      const batch_header& h = v->header();
+      const batch_header h = v ? v->header() : decode_batch_header_unchecked(here.data());
       if (h.base_offset < next) {
         why = fmt::format("{}: batch base offset {} is below the expected {}", where(pos), h.base_offset, next);
+        report.damaged = true;
         break;
       }
       if (h.last_offset() - base_ > std::numeric_limits<std::int32_t>::max()) {
         why = fmt::format("{}: batch offset {} does not fit the segment", where(pos), h.last_offset());
+        report.damaged = true;
         break;
       }
       if (pos == file_pos{0}) first_ts_.store(h.max_timestamp, std::memory_order_relaxed);
-      index_batch(h, pos);
+      BROOK_TRY(index_batch(h, pos));
       max_ts_.store(std::max(max_ts_.load(std::memory_order_relaxed), h.max_timestamp), std::memory_order_relaxed);
       next = h.next_offset();
       pos += h.size_bytes();
     }
     const auto kept = static_cast<std::uint64_t>(pos.value());
+    if (next < std::max(recovery_point_, report.flushed_point) && kept < file_size) report.damaged = true;
     if (kept < file_size) {
       report.bytes_truncated += file_size - kept;
-      if (next < recovery_point_) report.flushed_bytes_truncated += file_size - kept;
+      if (next < std::max(recovery_point_, report.flushed_point)) report.flushed_bytes_truncated += file_size - kept;
       report.events.push_back(
           fmt::format("{}: truncated {} bytes at byte {} ({})", log_path_.string(), file_size - kept, pos, why));
       truncated_ = true;
@@ -515,7 +564,7 @@ class segment {
     size_.store(kept, std::memory_order_release);
     next_offset_.store(next.value(), std::memory_order_release);
     if (writable_ && !active_) {
-      if (indexer_.max_ts_offset >= base_) tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset);
+      if (indexer_.max_ts_offset >= base_) BROOK_TRY(tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset));
       BROOK_TRY(oindex_.trim_and_sync());
       BROOK_TRY(tindex_.trim_and_sync());
     } else if (writable_) {
@@ -526,8 +575,8 @@ class segment {
   }
 
   /// Kafka's indexing rule (detail::segment_indexer). Writer only.
-  void index_batch(const batch_header& h, file_pos pos) noexcept {
-    indexer_.add(h, pos, config_->index_interval_bytes, oindex_, tindex_);
+  result<void> index_batch(const batch_header& h, file_pos pos) {
+    return indexer_.add(h, pos, config_->index_interval_bytes, oindex_, tindex_);
   }
 
  public:

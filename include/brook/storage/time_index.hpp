@@ -54,16 +54,17 @@ class time_index {
     return n == 0 ? entry{-1, base_} : at(n - 1);
   }
 
-  /// Appends (timestamp -> offset) when timestamp is larger than the last entry's.
-  /// REQUIRES: !full() or the call is a no-op.
-  void maybe_append(timestamp_ms ts, brook::offset off) noexcept {
-    if (file_.full()) return;
+  /// Appends (timestamp -> offset) when timestamp is larger than the last entry's, and
+  /// the index is not full; kafka_storage_error when the disk is full (nothing is added).
+  result<void> maybe_append(timestamp_ms ts, brook::offset off) {
+    if (file_.full()) return ok();
     entry l = last();
-    if (entries() > 0 && (ts <= l.timestamp || off < l.offset)) return;
-    std::byte* p = file_.prepare();
+    if (entries() > 0 && (ts <= l.timestamp || off < l.offset)) return ok();
+    BROOK_TRY_ASSIGN(std::byte* p, file_.prepare());
     detail::store_be64(p, ts);
     detail::store_be32(p + 8, static_cast<std::int32_t>(off - base_));
     file_.commit();
+    return ok();
   }
 
   /// Greatest entry with timestamp <= ts; {-1, base} when there is none.

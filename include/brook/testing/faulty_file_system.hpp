@@ -77,6 +77,10 @@ class faulty_file_system final : public file_system {
     BROOK_TRY(mutate("ftruncate", p));
     return inner_->truncate(fd, len, p);
   }
+  result<void> allocate(int fd, std::uint64_t from, std::uint64_t len, const fs::path& p) override {
+    BROOK_TRY(mutate("fallocate", p));
+    return inner_->allocate(fd, from, len, p);
+  }
   result<void> datasync(int fd, const fs::path& p) override {
     BROOK_TRY(mutate("fdatasync", p));
     return inner_->datasync(fd, p);

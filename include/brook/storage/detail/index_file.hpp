@@ -4,7 +4,9 @@
 // is sealed or closed, as Kafka's AbstractIndex does.
 //
 // A writer appends entries by storing them into the mapping and publishing the
-// new count with release semantics; readers load the count with acquire
+// new count with release semantics. The file is sparse; before the first store into
+// a page its blocks are reserved (file_system::allocate), so a full disk is an
+// ENOSPC error from prepare(), never a SIGBUS from the store; readers load the count with acquire
 // semantics and only ever look at entries below it, so they never see a
 // half-written entry and never touch a page past the trimmed end.
 //
@@ -14,6 +16,8 @@
 // Thread-safety: one writer (append/trim/reset), any number of concurrent
 // readers (entries/entry_bytes).
 #pragma once
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -60,27 +64,7 @@ class index_file {
       // close): mapping it could SIGBUS. Copy the used entries into private memory instead.
       BROOK_TRY_ASSIGN(auto f, file_handle::open(files, path, O_RDONLY));
       BROOK_TRY_ASSIGN(auto sz, f.size());
-      std::size_t n = static_cast<std::size_t>(sz) / entry_size;
-      auto zero_at = [&](std::size_t i) -> result<bool> {
-        std::byte e[16] = {};
-        auto r = f.pread_all({e, entry_size}, i * entry_size);
-        if (!r) return true;  // shrank under us: treat as unused
-        for (std::size_t k = 0; k < entry_size; ++k)
-          if (e[k] != std::byte{0}) return false;
-        return true;
-      };
-      std::size_t used = n;
-      if (n > 0 && *zero_at(n - 1)) {
-        std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0
-        while (lo < hi) {
-          std::size_t mid = lo + (hi - lo) / 2;
-          if (*zero_at(mid))
-            hi = mid;
-          else
-            lo = mid + 1;
-        }
-        used = lo;
-      }
+      std::size_t used = used_entries_by_pread(f, static_cast<std::size_t>(sz) / entry_size);
       BROOK_TRY_ASSIGN(auto r, mapped_region::map_anonymous(std::max<std::size_t>(used, 1) * entry_size));
       map_ = std::move(r);
       if (used > 0) {
@@ -101,10 +85,18 @@ class index_file {
     // Entries are written one page at a time into a sparse file: without this, the first
     // write fault reads ahead (zero-fills) megabytes of the preallocated index.
     r->advise(MADV_RANDOM);
+    // Counted with pread, not through the mapping: on tmpfs a read fault in a hole takes a
+    // page, which on a full disk is a SIGBUS.
+    const std::size_t used = used_entries_by_pread(f, existing);
+    // The entries in use are read through the mapping: their pages must have blocks. They
+    // do when they were written, but entry 0 counts as used even when all zero (it may be a
+    // real one), and a hole there would fault (allocating what exists is a no-op).
+    reserved_ = std::min(round_to_page(used * entry_size_), cap_entries * entry_size_);
+    if (reserved_ > 0) BROOK_TRY(f.allocate(0, reserved_));
     file_ = std::move(f);
     map_ = std::move(r);
     max_entries_ = cap_entries;
-    count_.store(used_entries(existing), std::memory_order_release);
+    count_.store(used, std::memory_order_release);
     return ok();
   }
 
@@ -131,14 +123,54 @@ class index_file {
     return lo;
   }
 
-  /// Space for the next entry; fill it then call commit(). REQUIRES: !full(), writable.
-  std::byte* prepare() noexcept { return map_->data() + count_.load(std::memory_order_relaxed) * entry_size_; }
+  /// Space for the next entry; fill it then call commit(). Reserves the entry's blocks
+  /// first (kafka_storage_error on a full disk). REQUIRES: !full(), writable.
+  result<std::byte*> prepare() {
+    const std::size_t at = count_.load(std::memory_order_relaxed) * entry_size_;
+    if (file_.is_open() && at + entry_size_ > reserved_) {
+      const std::size_t from = reserved_ > at ? reserved_ : at / page_size() * page_size();
+      const std::size_t to = std::min(round_to_page(at + entry_size_), max_entries_ * entry_size_);
+      BROOK_TRY(file_.allocate(from, to - from));
+      reserved_ = to;
+    }
+    return map_->data() + at;
+  }
   void commit() noexcept { count_.fetch_add(1, std::memory_order_release); }
 
   /// Drops entries from n on (truncation). Writer only.
   void truncate_entries(std::size_t n) noexcept {
     if (n < count_.load(std::memory_order_relaxed)) count_.store(n, std::memory_order_release);
   }
+
+  /// Entries in use among the first n of `f`: a file that was preallocated and never trimmed
+  /// (a live segment, or one after a crash) ends in all-zero slots. An all-zero entry is never
+  /// a real one after entry 0, so the used prefix is found by binary search. Read with pread
+  /// (holes read as zeros without taking a page); an entry that cannot be read is unused.
+  std::size_t used_entries_by_pread(const file_handle& f, std::size_t n) const {
+    auto zero_at = [&](std::size_t i) {
+      std::byte e[16] = {};
+      if (!f.pread_all({e, entry_size_}, i * entry_size_)) return true;  // shrank under us: unused
+      for (std::size_t k = 0; k < entry_size_; ++k)
+        if (e[k] != std::byte{0}) return false;
+      return true;
+    };
+    if (n == 0 || !zero_at(n - 1)) return n;
+    std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0
+    while (lo < hi) {
+      std::size_t mid = lo + (hi - lo) / 2;
+      if (zero_at(mid))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  }
+
+  static std::size_t page_size() noexcept {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return page;
+  }
+  static std::size_t round_to_page(std::size_t n) noexcept { return (n + page_size() - 1) / page_size() * page_size(); }
 
   /// Shrinks the file to its entries and syncs it (segment sealed or closed). Readers keep
   /// working: they only read entries below the count, which stay inside the file.
@@ -156,28 +188,6 @@ class index_file {
     return map_->sync(entries() * entry_size_);
   }
 
-  /// Entries in use among the first n of an existing file: a file that was preallocated and
-  /// never trimmed (a live segment, or one after a crash) ends in all-zero slots. An all-zero
-  /// entry is never a real one after entry 0, so the used prefix is found by binary search.
-  std::size_t used_entries(std::size_t n) const noexcept {
-    auto zero = [&](std::size_t i) {
-      const std::byte* e = map_->data() + i * entry_size_;
-      for (std::size_t k = 0; k < entry_size_; ++k)
-        if (e[k] != std::byte{0}) return false;
-      return true;
-    };
-    if (n == 0 || !zero(n - 1)) return n;
-    std::size_t lo = 1, hi = n - 1;  // first all-zero slot after entry 0 lies in [lo, hi]
-    while (lo < hi) {
-      std::size_t mid = lo + (hi - lo) / 2;
-      if (zero(mid))
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    return lo;
-  }
-
   /// The mapping, so a reader can keep it alive alongside the entry count it loaded.
   const std::shared_ptr<mapped_region>& region() const noexcept { return map_; }
 
@@ -188,6 +198,7 @@ class index_file {
   file_handle file_;
   std::shared_ptr<mapped_region> map_;
   std::size_t max_entries_ = 0;
+  std::size_t reserved_ = 0;  // bytes of the file whose blocks are known to exist
   std::atomic<std::size_t> count_{0};
 };
 

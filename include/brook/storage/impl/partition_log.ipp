@@ -122,7 +122,8 @@ BROOK_DECL result<void> partition_log::close() {
   closed_ = true;
   notify_waiters();
   if (opts_.read_only || segs_.size() == 0) return ok();  // read-only, or open() failed
-  auto r = flush_seal_and_checkpoint();
+  // After a failed flush, nothing may claim durability: no seal, no checkpoint.
+  auto r = sync_failed_ ? result<void>(ok()) : flush_seal_and_checkpoint();
   dir_lock_.reset();  // another writer may open the directory now
   return r;
 }
@@ -163,7 +164,19 @@ BROOK_DECL result<log_slice> partition_log::read(offset start, read_options ro) 
                       leo);
   const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
   if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
-  return read_segments(segs_, start, bound, ro.max_bytes, dir_);
+  BROOK_TRY_ASSIGN(log_slice s, read_segments(segs_, start, bound, ro.max_bytes, dir_));
+  if (!s.empty() || bound != leo) return s;
+  // Below the log end some batch always holds `start` or a later offset (the log end is one
+  // past the last batch). Finding none means a damaged header claims offsets past the end,
+  // or a truncation raced this read: look again with writers held off, and report the first,
+  // never answer "nothing yet" forever.
+  std::lock_guard wl(writer_mu_);
+  const offset now_end = log_end_offset();
+  if (start >= now_end || start < log_start_offset()) return log_slice(nullptr, file_pos{0}, 0, start, start);
+  BROOK_TRY_ASSIGN(log_slice again, read_segments(segs_, start, now_end, ro.max_bytes, dir_));
+  if (!again.empty()) return again;
+  return make_error(errc::corrupt_message, "{}: no batch holds offset {} or a later one below the log end {}",
+                    dir_.string(), start, now_end);
 }
 
 BROOK_DECL result<std::optional<timestamp_offset>> partition_log::offset_for_timestamp(
@@ -200,7 +213,12 @@ BROOK_DECL result<void> partition_log::load() {
   active_created_ms_ = config_.clock->now_ms();
   if (opts_.read_only) return ok();
   if (!l.created) BROOK_TRY(segs_.active()->flush());  // everything on disk now counts as flushed
-  return write_checkpoints();
+  // Checkpoints only speed up the next open: on a full disk, open anyway (the stale ones on
+  // disk make the next open recover more, never less).
+  if (auto w = write_checkpoints(); !w)
+    report_.events.push_back(fmt::format("{}: checkpoints not written ({}); the next open recovers from the old ones",
+                                         dir_.string(), w.error().to_string()));
+  return ok();
 }
 
 BROOK_DECL result<void> partition_log::check_open() const {
@@ -211,6 +229,10 @@ BROOK_DECL result<void> partition_log::check_open() const {
 BROOK_DECL result<void> partition_log::check_writable() const {
   BROOK_TRY(check_open());
   if (opts_.read_only) return make_error(errc::invalid_request, "{}: log was opened read-only", dir_.string());
+  if (sync_failed_)
+    return make_error(errc::kafka_storage_error,
+                      "{}: a flush failed, so the log takes no more writes; reopen it to recover what reached the disk",
+                      dir_.string());
   return ok();
 }
 
@@ -259,6 +281,7 @@ BROOK_DECL auto partition_log::open_segment(offset base, segment::open_kind kind
 BROOK_DECL result<void> partition_log::write_batches(std::span<const std::byte> batches, offset last,
                                                      timestamp_ms max_ts, timestamp_ms now) {
   auto a = segs_.active();
+  const offset first_base = decode_batch_header_unchecked(batches.data()).base_offset;
   // segment.ms, Kafka's way: the incoming timestamp against the segment's first batch,
   // or wall time since the segment was created when timestamps are missing.
   if (!a->empty()) {
@@ -266,7 +289,7 @@ BROOK_DECL result<void> partition_log::write_batches(std::span<const std::byte> 
     const std::int64_t waited = first >= 0 && max_ts >= 0 ? max_ts - first : now - active_created_ms_;
     const bool full = !a->has_room_for(batches.size(), last);
     if (waited > config_.segment_time.count() || full) {
-      BROOK_TRY(roll_locked());
+      BROOK_TRY(roll_locked(first_base));
       a = segs_.active();
     }
   }
@@ -275,7 +298,7 @@ BROOK_DECL result<void> partition_log::write_batches(std::span<const std::byte> 
   for (std::size_t pos = 0; pos < batches.size();) {
     batch_header h = decode_batch_header_unchecked(batches.data() + pos);
     auto one = batches.subspan(pos, h.size_bytes());
-    if (!segs_.active()->has_room_for(one.size(), h.last_offset())) BROOK_TRY(roll_locked());
+    if (!segs_.active()->has_room_for(one.size(), h.last_offset())) BROOK_TRY(roll_locked(h.base_offset));
     BROOK_TRY(segs_.active()->append(one));
     pos += h.size_bytes();
   }
@@ -284,28 +307,52 @@ BROOK_DECL result<void> partition_log::write_batches(std::span<const std::byte> 
 
 BROOK_DECL result<void> partition_log::flush_locked() {
   if (opts_.read_only) return ok();
-  BROOK_TRY(segs_.active()->flush());
+  if (sync_failed_) return make_error(errc::kafka_storage_error, "{}: a flush failed earlier", dir_.string());
+  if (auto r = segs_.active()->flush(); !r) {
+    sync_failed_ = true;
+    return r;
+  }
   recovery_point_.store(log_end_offset().value(), std::memory_order_release);
   unflushed_records_ = 0;
   first_unflushed_ms_ = -1;
   return ok();
 }
 
-BROOK_DECL result<void> partition_log::roll_locked() {
+BROOK_DECL result<void> partition_log::roll_locked(std::optional<offset> at) {
   auto old = segs_.active();
-  const offset base = log_end_offset();
-  BROOK_TRY(old->seal());
+  const offset base = std::max(log_end_offset(), at.value_or(log_end_offset()));
+  if (auto r = old->seal(); !r) {
+    sync_failed_ = true;
+    return r;
+  }
   if (old->empty() && old->base_offset() == base) {
     // Re-open an empty sealed segment as active instead of creating a duplicate name.
     BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::trusted, true));
     segs_.replace_back(std::move(s));
     return ok();
   }
+  if (old->empty()) return restart_active_at(base);
   BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::create, true));
   segs_.push_back(std::move(s));  // asserts base > the old active segment's base
   // Everything in the sealed segment is durable now.
   recovery_point_.store(std::max(recovery_point(), old->next_offset()).value(), std::memory_order_release);
   assert_positions();
+  active_created_ms_ = config_.clock->now_ms();
+  BROOK_TRY(files().sync_directory(dir_));
+  return write_checkpoints();
+}
+
+BROOK_DECL result<void> partition_log::restart_active_at(offset base) {
+  auto old = segs_.active();
+  BROOK_ASSERT(old->empty() && base > old->base_offset() && base >= log_end_offset(),
+               "{}: only an empty active segment below {} is replaced", dir_.string(), base);
+  BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::create, true));
+  segs_.replace_back(std::move(s));
+  segment::remove_files(files(), dir_, old->base_offset());
+  if (segs_.size() == 1) {  // nothing below `base` exists any more: the log starts there
+    log_end_.store(base.value(), std::memory_order_release);
+    set_log_start(base);
+  }
   active_created_ms_ = config_.clock->now_ms();
   BROOK_TRY(files().sync_directory(dir_));
   return write_checkpoints();
