@@ -260,6 +260,21 @@ TEST_CASE("long poll: fetch.min.bytes waits for data, wakeup interrupts", "[clie
     REQUIRE_FALSE(r);
     CHECK(r.error() == errc::closed);
   }
+  SECTION("destroying the data directory wakes the poll with closed, never a use after free") {  // issue 11 #10
+    f.fill(0, 1);
+    REQUIRE(c.poll(0ms));
+    std::thread w([&] {
+      std::this_thread::sleep_for(20ms);  // usually while the poll waits; either order must hold
+      f.dd.reset();
+    });
+    auto r = c.poll(60s);
+    w.join();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::closed);
+    auto again = c.poll(0ms);  // the directory is gone: still a named error, under ASan too
+    REQUIRE_FALSE(again);
+    CHECK(again.error() == errc::closed);
+  }
   SECTION("fetch.min.bytes larger than what arrives: returns at the poll timeout with what there is") {
     consumer_config big = earliest();
     big.fetch_min_bytes = 1 << 20;
@@ -280,15 +295,41 @@ TEST_CASE("a damaged batch is corrupt_message from poll, with its file and byte"
   auto path = part->log().segments().front().path;
   {
     std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(64);  // inside the first batch's record, under its CRC
+    io.put('\x7f');
+  }
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  SECTION("a damaged record: the error names the file and byte") {
+    auto r = c.poll(0ms);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::corrupt_message);
+    CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte"));
+  }
+}
+
+TEST_CASE("a damaged header: the intact batches before it, then corrupt_message", "[client][consumer]") {
+  // Issue 11 #6 and #7: byte 80 is in the second batch's header, outside the CRC (its
+  // batchLength). The first batch is delivered, then the poll names the damage.
+  fixture f(1);
+  f.fill(0, 5);
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  auto path = part->log().segments().front().path;
+  {
+    std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
     io.seekp(80);
     io.put('\x7f');
   }
   consumer c(*f.dd, earliest());
   REQUIRE(c.assign({tp(0)}));
+  auto first = c.poll(0ms);
+  REQUIRE(first);
+  REQUIRE(first->size() == 1);
+  for (const auto& rec : *first) CHECK(rec.value().to_string() == "0:0");
   auto r = c.poll(0ms);
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::corrupt_message);
-  CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte"));
+  CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte 72"));
 }
 
 TEST_CASE("seek_to_beginning and seek_to_end are resolved at the next poll, as in Kafka", "[client][consumer]") {

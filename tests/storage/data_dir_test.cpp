@@ -142,6 +142,7 @@ TEST_CASE("a data directory has one writing process, read-only opens take no loc
   auto second = data_dir::open(t.path());
   REQUIRE_FALSE(second);
   CHECK(second.error() == errc::log_dir_locked);
+  CHECK_THAT(second.error().message(), Catch::Contains("in use by this process"));  // issue 11 #20
   data_dir_options ro;
   ro.read_only = true;
   auto reader = data_dir::open(t.path(), ro);
@@ -173,6 +174,71 @@ TEST_CASE("a copied Kafka log dir is adopted, stray directories are refused", "[
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::kafka_storage_error);
   CHECK_THAT(r.error().message(), Catch::Contains("not_a_partition"));
+}
+
+TEST_CASE("open never creates partitions: strays and lying counts are refused", "[storage][data_dir]") {
+  // Issue 11 #9: one stray name once made open create 3,000 partition directories.
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(2)));
+  }
+  auto entries = [&] {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& de : fs::directory_iterator(t.path())) ++n;
+    return n;
+  };
+  const std::size_t before = entries();
+  SECTION("a stray directory far past partition 0") {
+    fs::create_directories(t.path() / "stray-3000");
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("stray-3000"));
+    CHECK(entries() == before + 1);  // nothing created
+  }
+  SECTION("a topic-configs count far past the directories") {
+    std::ofstream(t.path() / "topic-configs", std::ios::app) << "big partitions=2147483647\n";
+    fs::create_directories(t.path() / "big-0");
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("big-1"));
+    CHECK(entries() == before + 1);
+  }
+  SECTION("a partition directory removed by hand") {
+    fs::remove_all(t.path() / "t-1");
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("t-1"));
+    CHECK_FALSE(fs::exists(t.path() / "t-1"));
+  }
+}
+
+TEST_CASE("symlink loops in a data directory are named errors, not aborts", "[storage][data_dir]") {
+  // Issue 11 #2: the throwing std::filesystem overloads once terminated the process.
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(1)));
+  }
+  SECTION("a looping link named like a partition is skipped as not a directory") {
+    fs::create_symlink("loop-0", t.path() / "loop-0");
+    auto dd = open_dd(t.path());
+    CHECK(*dd->partition_count("t") == 1);
+    CHECK_FALSE(dd->partition_count("loop").has_value());
+  }
+  SECTION("a looping link named like a segment fails the open with KAFKA_STORAGE_ERROR") {
+    fs::create_symlink("X.log", t.path() / "t-0" / "X.log");
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("X.log"));
+    auto ro = data_dir::open(t.path(), data_dir_options{.read_only = true});
+    REQUIRE_FALSE(ro);
+    CHECK(ro.error() == errc::kafka_storage_error);
+  }
 }
 
 TEST_CASE("tick() runs retention with the injected clock", "[storage][data_dir]") {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 
 #include <brook/core/error.hpp>
@@ -100,22 +101,34 @@ class partition_source : public fetch_source {
   virtual result<std::shared_ptr<partition>> find(const topic_partition& tp) const = 0;
 };
 
-/// A data directory as the source: each partition is its own leader.
+/// A data directory as the source: each partition is its own leader. It holds the
+/// directory's anchor, not the directory: once the data_dir is closed or destroyed, every
+/// call reports errc::closed (a poll blocked on it wakes and learns why).
 class data_dir_source final : public partition_source {
  public:
-  explicit data_dir_source(data_dir& dd) : dd_(dd) {}
-  std::uint64_t metadata_version() const override { return dd_.metadata_version(); }
-  result<std::int32_t> partition_count(const std::string& topic) const override { return dd_.partition_count(topic); }
-  brook::notifier& notifier() const override { return dd_.notifier(); }
+  explicit data_dir_source(data_dir& dd) : anchor_(dd.anchor()), path_(dd.path()) {}
+  std::uint64_t metadata_version() const override {
+    std::shared_lock l(anchor_->mu);
+    return anchor_->dir ? anchor_->dir->metadata_version() : 0;
+  }
+  result<std::int32_t> partition_count(const std::string& topic) const override {
+    std::shared_lock l(anchor_->mu);
+    if (!anchor_->dir) return gone();
+    return anchor_->dir->partition_count(topic);
+  }
+  brook::notifier& notifier() const override { return *anchor_->notify; }
 
  private:
   result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
+    std::shared_lock l(anchor_->mu);
     // A poll woken by close() learns why, instead of finding nothing until its timeout.
-    if (dd_.closed()) return make_error(errc::closed, "{}: data directory is closed", dd_.path().string());
-    return dd_.get_partition(tp.topic, tp.partition);
+    if (!anchor_->dir || anchor_->dir->closed()) return gone();
+    return anchor_->dir->get_partition(tp.topic, tp.partition);
   }
+  error gone() const { return make_error(errc::closed, "{}: data directory is closed", path_.string()); }
 
-  data_dir& dd_;
+  std::shared_ptr<data_dir_anchor> anchor_;
+  fs::path path_;
 };
 
 }  // namespace brook

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <shared_mutex>
 #include <span>
 #include <string>
 
@@ -43,17 +45,30 @@ class produce_target {
 /// A data directory as the target: appends complete at once.
 class data_dir_target final : public produce_target {
  public:
-  explicit data_dir_target(data_dir& dd) : dd_(dd) {}
-  std::uint64_t metadata_version() const override { return dd_.metadata_version(); }
-  result<std::int32_t> partition_count(const std::string& topic) const override { return dd_.partition_count(topic); }
-  timestamp_ms now_ms() const override { return dd_.clock()->now_ms(); }
+  /// Holds the directory's anchor, not the directory: once the data_dir is destroyed,
+  /// produce() reports errc::closed.
+  explicit data_dir_target(data_dir& dd) : anchor_(dd.anchor()), clock_(dd.clock()), path_(dd.path()) {}
+  std::uint64_t metadata_version() const override {
+    std::shared_lock l(anchor_->mu);
+    return anchor_->dir ? anchor_->dir->metadata_version() : 0;
+  }
+  result<std::int32_t> partition_count(const std::string& topic) const override {
+    std::shared_lock l(anchor_->mu);
+    if (!anchor_->dir) return gone();
+    return anchor_->dir->partition_count(topic);
+  }
+  timestamp_ms now_ms() const override { return clock_->now_ms(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
                std::chrono::milliseconds, append_callback done) override {
     if (is_internal_topic(topic)) {  // Kafka's ReplicaManager refuses client appends to them
       done(make_error(errc::invalid_topic, "cannot append to internal topic {}", topic));
       return;
     }
-    auto part = dd_.get_partition(topic, p);
+    auto part = [&]() -> result<std::shared_ptr<partition>> {
+      std::shared_lock l(anchor_->mu);
+      if (!anchor_->dir) return gone();
+      return anchor_->dir->get_partition(topic, p);
+    }();
     if (!part) {
       done(part.error());
       return;
@@ -62,7 +77,11 @@ class data_dir_target final : public produce_target {
   }
 
  private:
-  data_dir& dd_;
+  error gone() const { return make_error(errc::closed, "{}: data directory is closed", path_.string()); }
+
+  std::shared_ptr<data_dir_anchor> anchor_;
+  std::shared_ptr<const brook::clock> clock_;
+  fs::path path_;
 };
 
 }  // namespace brook

@@ -38,6 +38,7 @@
 #include <brook/core/linkage.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
+#include <brook/storage/detail/lock_holder.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/partition.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -71,6 +72,19 @@ struct topic_description {
   std::vector<partition_description> partitions;
 };
 
+class data_dir;
+
+/// What outlives a data_dir for the clients built on it (data_dir_source, data_dir_target):
+/// the directory's address, which its destructor clears under `mu` (waiting for calls in
+/// flight), and its notifier, which a blocked poll still waits on. A client that finds
+/// `dir` null reports errc::closed: destroying a data_dir while a consumer polls is safe.
+/// Thread-safety: `dir` only under `mu` (shared to use it, exclusive to clear it).
+struct data_dir_anchor {
+  std::shared_mutex mu;
+  data_dir* dir = nullptr;
+  std::shared_ptr<brook::notifier> notify;
+};
+
 class data_dir {
  public:
   static constexpr const char* lock_file = ".lock";
@@ -96,6 +110,9 @@ class data_dir {
   /// Bumped on every append that moves a high watermark, and on topic changes (shared
   /// when data_dir_options::notifier was given).
   brook::notifier& notifier() noexcept { return *notify_; }
+  /// What producers and consumers built on this directory hold instead of a reference: it
+  /// outlives the directory, and tells them it is gone (data_dir_anchor).
+  const std::shared_ptr<data_dir_anchor>& anchor() const noexcept { return anchor_; }
   /// Bumped on every topic change (create, grow, delete): clients re-read metadata when it moves.
   std::uint64_t metadata_version() const noexcept { return meta_version_.load(std::memory_order_acquire); }
 
@@ -188,6 +205,7 @@ class data_dir {
   const fs::path dir_;
   const data_dir_options opts_;
   std::shared_ptr<brook::notifier> notify_;
+  std::shared_ptr<data_dir_anchor> anchor_;
   file_handle lock_;
   mutable std::shared_mutex mu_;  // guards topics_ and closed_
   std::map<std::string, topic_state> topics_;

@@ -7,7 +7,13 @@
 
 namespace brook {
 
-BROOK_DECL data_dir::~data_dir() { (void)close(); }
+BROOK_DECL data_dir::~data_dir() {
+  {
+    std::unique_lock l(anchor_->mu);  // waits for clients' calls in flight
+    anchor_->dir = nullptr;
+  }
+  (void)close();  // wakes blocked polls: they find the directory gone
+}
 
 BROOK_DECL result<std::unique_ptr<data_dir>> data_dir::open(const fs::path& dir, data_dir_options opts) {
   if (!opts.defaults.clock) opts.defaults.clock = make_system_clock();
@@ -209,7 +215,11 @@ BROOK_DECL result<void> data_dir::close() {
 BROOK_DECL data_dir::data_dir(fs::path dir, data_dir_options opts)
     : dir_(std::move(dir)),
       opts_(std::move(opts)),
-      notify_(opts_.notifier ? opts_.notifier : std::make_shared<brook::notifier>()) {}
+      notify_(opts_.notifier ? opts_.notifier : std::make_shared<brook::notifier>()),
+      anchor_(std::make_shared<data_dir_anchor>()) {
+  anchor_->dir = this;
+  anchor_->notify = notify_;
+}
 
 BROOK_DECL result<void> data_dir::maybe_compact(partition& p) {
   const log_config& cfg = p.log().config();
@@ -288,8 +298,8 @@ BROOK_DECL result<void> data_dir::prepare_directory() {
   BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files(), dir_ / lock_file, O_RDWR | O_CREAT));
   BROOK_TRY_ASSIGN(const bool locked, f.try_lock());
   if (!locked)
-    return make_error(errc::log_dir_locked, "{}: the data directory is in use by another process (its .lock is held)",
-                      dir_.string());
+    return make_error(errc::log_dir_locked, "{}: the data directory is in use by {} (its .lock is held)",
+                      dir_.string(), detail::flock_holder_name(f.fd()));
   lock_ = std::move(f);
   return ok();
 }
@@ -305,8 +315,11 @@ BROOK_DECL result<void> data_dir::load() {
   }
 
   // Partition directories: every one must belong to a topic; topics found only on disk
-  // (a copied Kafka log dir) are adopted with default settings.
+  // (a copied Kafka log dir) are adopted with default settings. Open never creates a
+  // partition: a topic is adopted only when its directories are exactly 0..n-1, and a
+  // configured topic must have all of its directories (checked below).
   std::map<std::string, std::int32_t> seen;  // topic -> highest partition + 1
+  std::map<std::string, std::int32_t> count;  // topic -> partition directories
   BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
   for (const auto& de : entries) {
     std::string name = de.path.filename().string();
@@ -317,7 +330,14 @@ BROOK_DECL result<void> data_dir::load() {
       return make_error(errc::kafka_storage_error, "{}: directory '{}' is not a <topic>-<partition> directory",
                         dir_.string(), name);
     seen[tp->first] = std::max(seen[tp->first], tp->second + 1);
+    ++count[tp->first];
   }
+  for (const auto& [t, n] : seen)
+    if (count[t] != n && !configs.count(t))
+      return make_error(errc::kafka_storage_error,
+                        "{}: topic '{}' has partition directories up to {}-{} but only {} of them: not adopted "
+                        "(a topic holds partitions 0..n-1, and opening never creates one)",
+                        dir_.string(), t, t, n - 1, count[t]);
   bool adopted = false;
   for (const auto& [t, n] : seen) {
     auto& tc = configs[t];
@@ -344,11 +364,17 @@ BROOK_DECL result<void> data_dir::load() {
     ts.log_config = *cfg;
     for (std::int32_t p = 0; p < tc.partitions; ++p) {
       fs::path pd = dir_ / fmt::format("{}-{}", name, p);
-      if (opts_.read_only && !files().exists(pd).value_or(false)) {
+      if (!files().exists(pd).value_or(false)) {
         // A read-only view of a topic the owner is still creating: show the partitions
         // that exist so far (partition n is always at index n).
-        ts.config.partitions = p;
-        break;
+        if (opts_.read_only) {
+          ts.config.partitions = p;
+          break;
+        }
+        return make_error(errc::kafka_storage_error,
+                          "{}: topic '{}' has {} partitions in {} but no directory {}: restore it or correct the "
+                          "count (opening never creates a partition)",
+                          dir_.string(), name, tc.partitions, configs_file, pd.filename().string());
       }
       BROOK_TRY_ASSIGN(auto part, open_partition(name, partition_id(p), ts.log_config));
       ts.partitions.push_back(std::move(part));
