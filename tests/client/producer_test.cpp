@@ -133,12 +133,61 @@ TEST_CASE("send errors reach the callback or future, never vanish", "[client][pr
     CHECK(r.error() == errc::invalid_topic);
     CHECK(read_partition(*dd, "__consumer_offsets", 0).empty());
   }
+  SECTION("after the data directory is gone") {  // issue 11 #10: closed, never a use after free
+    dd.reset();
+    auto r = p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::closed);
+  }
   SECTION("after close") {
     REQUIRE(p.close());
     auto r = p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}).get();
     REQUIRE_FALSE(r);
     CHECK(r.error() == errc::closed);
   }
+}
+
+TEST_CASE("a batch refused as too large is split: small records never fail with a big neighbour",
+          "[client][producer]") {  // issue 11 #18
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  topic_config tc;
+  tc.overrides["max.message.bytes"] = "1000";
+  REQUIRE(dd->create_topic("small", tc));
+  producer_config pc;
+  pc.linger = std::chrono::milliseconds(60'000);  // the four records share one batch
+  producer p(*dd, pc);
+  std::vector<std::future<result<record_metadata>>> futs;
+  const std::string big(2000, 'B');
+  const record_header hs[] = {{"h", nullable_bytes(std::string_view("hv"))}};
+  futs.push_back(p.send(producer_record{"small", partition_id(0), "k0", "a", hs, 10}));
+  futs.push_back(p.send(producer_record{"small", partition_id(0), "k1", big, {}, 11}));
+  futs.push_back(p.send(producer_record{"small", partition_id(0), nullable_bytes::null(), "c", {}, 12}));
+  futs.push_back(p.send(producer_record{"small", partition_id(0), "k3", "d", {}, 13}));
+  REQUIRE(p.flush());
+  auto r0 = futs[0].get(), r1 = futs[1].get(), r2 = futs[2].get(), r3 = futs[3].get();
+  REQUIRE(r0);
+  REQUIRE_FALSE(r1);
+  CHECK(r1.error() == errc::record_too_large);
+  REQUIRE(r2);
+  REQUIRE(r3);
+  CHECK(r0->offset == offset(0));  // in send order
+  CHECK(r2->offset == offset(1));
+  CHECK(r3->offset == offset(2));
+  auto part = *dd->get_partition("small", partition_id(0));
+  auto s = part->log().read(offset(0));
+  REQUIRE(s);
+  std::vector<std::string> got;
+  bool key_null = false, header_kept = false;
+  REQUIRE(s->for_each_record([&](const record_view& rv) {
+    got.push_back(rv.value().to_string());
+    if (rv.offset() == offset(1)) key_null = rv.key().is_null();
+    if (rv.offset() == offset(0))
+      for (const auto& hh : rv.headers()) header_kept = hh.key == "h" && hh.value.to_string() == "hv";
+  }));
+  CHECK(got == std::vector<std::string>{"a", "c", "d"});
+  CHECK(key_null);
+  CHECK(header_kept);
 }
 
 TEST_CASE("batches fill to batch.size, linger closes partial ones", "[client][producer]") {

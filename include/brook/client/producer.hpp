@@ -28,7 +28,10 @@
 // request.timeout.ms bounds the wait. The cluster enforces that bound, so it must keep
 // running (start(), or step() calls) until its producers are closed: flush() and close()
 // wait for every batch. A failed batch is not retried (Kafka's retries=0): its records
-// complete with the error, so a record is never written twice by the producer.
+// complete with the error, so a record is never written twice by the producer. The one
+// exception is Kafka's too: a batch of several records that the log refuses as too large
+// (MESSAGE_TOO_LARGE: the topic's max.message.bytes is below batch.size) is split, and each
+// record is sent again on its own, so small records do not fail with a big neighbour.
 //
 // Thread-safety: send(), flush() and close() may be called from any number of threads.
 #pragma once
@@ -157,6 +160,7 @@ class producer {
     std::chrono::steady_clock::time_point deadline;
     std::size_t reserved = 0;     // bytes counted against buffer.memory
     std::uint64_t first_seq = 0;  // send() sequence number of the first record
+    std::span<std::byte> sent;    // the finished batch, once sent
   };
   struct topic_cache {
     std::uint64_t version = ~0ull;
@@ -202,6 +206,10 @@ class producer {
   void send_batch(std::unique_ptr<batch> owned);
 
   void complete(std::unique_ptr<batch> b, const result<append_result>& r);
+  /// Sends each record of a refused batch again as a batch of its own, then completes `b`.
+  void resend_split(std::unique_ptr<batch> b);
+  /// Returns a completed batch's buffer.memory and wakes flush() and blocked send()s.
+  void release(std::unique_ptr<batch> b);
 
   /// Completes a batch's records' callbacks, without the producer lock.
   void complete_records(batch& b, const result<append_result>& r);

@@ -265,12 +265,55 @@ BROOK_DECL void producer::run_sender() {
 BROOK_DECL void producer::send_batch(std::unique_ptr<batch> owned) {
   batch* b = owned.release();
   auto bytes = b->builder.finish();
+  b->sent = bytes;
   target_.produce(b->topic, b->pid, bytes, cfg_.acks, cfg_.request_timeout,
                   [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); });
 }
 
 BROOK_DECL void producer::complete(std::unique_ptr<batch> b, const result<append_result>& r) {
+  if (!r && r.error() == errc::record_too_large && b->records.size() > 1) return resend_split(std::move(b));
   complete_records(*b, r);
+  release(std::move(b));
+}
+
+BROOK_DECL void producer::resend_split(std::unique_ptr<batch> b) {
+  auto view = record_batch_view::parse(b->sent, batch_check{false, true});
+  BROOK_ASSERT(view.has_value(), "the producer's own batch does not parse: {}", view ? "" : view.error().to_string());
+  struct split {
+    std::unique_ptr<batch> whole;
+    std::atomic<std::size_t> left{0};
+  };
+  auto state = std::make_shared<split>();
+  state->whole = std::move(b);
+  const batch& whole = *state->whole;
+  // Every single-record batch is built before the first is sent: the last completion
+  // releases `whole`, whose bytes the record views point into.
+  std::vector<std::shared_ptr<record_batch_builder>> ones;
+  std::size_t i = 0;
+  for (const record_view& rv : *view) {
+    auto one = std::make_shared<record_batch_builder>();
+    std::vector<record_header> headers;
+    for (const auto& h : rv.headers()) headers.push_back(h);
+    one->append(whole.records[i++].ts, rv.key(), rv.value(), headers);
+    ones.push_back(std::move(one));
+  }
+  BROOK_ASSERT(ones.size() == whole.records.size(), "a batch of {} records holds {}", whole.records.size(), ones.size());
+  state->left.store(ones.size());
+  const std::string topic = whole.topic;
+  const partition_id pid = whole.pid;
+  for (i = 0; i < ones.size(); ++i)
+    target_.produce(topic, pid, ones[i]->finish(), cfg_.acks, cfg_.request_timeout,
+                    [this, state, one = ones[i], i](const result<append_result>& r) {
+                      batch single;
+                      single.topic = state->whole->topic;
+                      single.pid = state->whole->pid;
+                      single.records.push_back(std::move(state->whole->records[i]));
+                      complete_records(single, r);
+                      if (state->left.fetch_sub(1) == 1) release(std::move(state->whole));
+                    });
+}
+
+BROOK_DECL void producer::release(std::unique_ptr<batch> b) {
   std::lock_guard lk(mu_);
   buffered_ -= b->reserved;
   incomplete_.erase(incomplete_.find(b->first_seq));
