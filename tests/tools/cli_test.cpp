@@ -1,6 +1,8 @@
 // End-to-end tests of the `brook` command-line tool: every command is run as a
 // child process (fork + exec) with its stdin fed and stdout/stderr captured,
 // under a deadline after which the child is killed and the test fails.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -390,9 +392,15 @@ TEST_CASE("verify finds damage and verify --repair fixes it", "[tools][cli]") {
   CHECK(c.exit_code == 0);
   CHECK(lines_of(c.out).size() == 3);
 
-  auto r = brook_cli({"verify", dir.string(), "--repair"});
+  // The damage lies below the recovery point: --repair says what it would cut and waits for --yes.
+  auto ask = brook_cli({"verify", dir.string(), "--repair"});
+  CHECK(ask.exit_code == 1);
+  CHECK(contains(ask.err, "would cut: "));
+  CHECK(contains(ask.err, "rerun with --repair --yes"));
+  CHECK(read_file(log) != bytes.substr(0, at));  // nothing was cut yet
+
+  auto r = brook_cli({"verify", dir.string(), "--repair", "--yes"});
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, fmt::format("bytes truncated", bytes.size() - at)));
   CHECK(contains(r.out, fmt::format("{} bytes truncated",
                                     (damaged_batch + 1 == batches.size() ? bytes.size() - 5 : bytes.size()) - at)));
   CHECK(contains(r.out, fmt::format("truncated {} bytes at byte {}",
@@ -403,6 +411,66 @@ TEST_CASE("verify finds damage and verify --repair fixes it", "[tools][cli]") {
   CHECK(again.exit_code == 0);
   CHECK(contains(again.out, fmt::format("ok: 1 segments, {} batches, ", damaged_batch)));
   CHECK(read_file(log) == bytes.substr(0, at));
+}
+
+TEST_CASE("consume never ends quietly before damage", "[tools][cli]") {  // issue 11 #22
+  brook::test::temp_dir tmp("brook-cli");
+  const fs::path dir = tmp / "t-0";
+  produce_many(dir, 200, 10);
+  const fs::path log = dir / (segment0 + ".log");
+  std::string bytes = read_file(log);
+  const auto batches = batch_positions(bytes);
+  REQUIRE(batches.size() >= 10);
+  const std::size_t at = batches[batches.size() / 2].position;
+  bytes[at + batches[batches.size() / 2].size / 2] ^= 0x10;  // inside the CRC
+  write_file(log, bytes);
+  // Without its checkpoint the open re-validates everything and stops at the damage.
+  fs::remove(dir / "recovery-point-offset-checkpoint");
+  auto c = brook_cli({"consume", dir.string()});
+  CHECK(c.exit_code == 1);
+  CHECK(contains(c.err, "damaged"));
+  CHECK(lines_of(c.out).size() == 200 * (batches.size() / 2) / batches.size());  // the intact records first
+}
+
+TEST_CASE("dump-log on a FIFO is an error, never a hang", "[tools][cli]") {  // issue 11 #20
+  brook::test::temp_dir tmp("brook-cli");
+  const fs::path fifo = tmp / (segment0 + ".log");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto r = brook_cli({"dump-log", fifo.string()});  // blocked forever before the fix
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "not a regular file"));
+}
+
+TEST_CASE("verify --repair converges on a batch whose maxTimestamp lies", "[tools][cli]") {  // issue 11 #16
+  brook::test::temp_dir tmp("brook-cli");
+  const fs::path dir = tmp / "t-0";
+  produce_many(dir, 50, 10);
+  const fs::path log = dir / (segment0 + ".log");
+  std::string bytes = read_file(log);
+  const auto batches = batch_positions(bytes);
+  REQUIRE(batches.size() >= 3);
+  auto* b1 = reinterpret_cast<std::byte*>(bytes.data() + batches[1].position);
+  brook::set_batch_max_timestamp(std::span<std::byte>(b1, batches[1].size), std::numeric_limits<std::int64_t>::max());
+  write_file(log, bytes);
+  fs::remove(dir / (segment0 + ".timeindex"));  // rebuilt from the headers: it indexes the claim
+  auto r = brook_cli({"verify", dir.string(), "--repair"});
+  CHECK(r.exit_code == 0);  // "still damaged after repair" on every run before
+  auto v = brook_cli({"verify", dir.string()});
+  CHECK(v.exit_code == 0);
+  CHECK(contains(v.out, "claims maxTimestamp 9223372036854775807"));
+}
+
+TEST_CASE("verify notes missing indexes, as Kafka rebuilds them silently", "[tools][cli]") {  // issue 11 #24
+  brook::test::temp_dir tmp("brook-cli");
+  const fs::path dir = tmp / "t-0";
+  produce_many(dir, 50);
+  fs::remove(dir / (segment0 + ".index"));
+  fs::remove(dir / (segment0 + ".timeindex"));
+  auto v = brook_cli({"verify", dir.string()});
+  CHECK(v.exit_code == 0);
+  CHECK(contains(v.out, "note: " + (dir / (segment0 + ".index")).string() + ": missing; an open rebuilds it"));
+  CHECK(contains(v.out, ".timeindex: missing; an open rebuilds it"));
+  CHECK(contains(v.out, "ok: 1 segments, "));
 }
 
 TEST_CASE("verify --repair rebuilds a damaged index", "[tools][cli]") {
@@ -460,10 +528,12 @@ TEST_CASE("verify and consume span several segments", "[tools][cli]") {
     auto bad = brook_cli({"verify", dir.string()});
     CHECK(bad.exit_code == 1);
     CHECK(contains(bad.err, "brook: CORRUPT_MESSAGE: " + logs[2].string() + " at byte "));
-    auto r = brook_cli({"verify", dir.string(), "--repair"});
+    CHECK(brook_cli({"verify", dir.string(), "--repair"}).exit_code == 1);  // flushed data: needs --yes
+    auto r = brook_cli({"verify", dir.string(), "--repair", "--yes"});
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "ok: 3 segments"));  // the damaged segment was cut and the later ones dropped
     CHECK(!contains(r.out, "0 segments deleted"));
+    CHECK(!contains(r.out, "(0 flushed)"));  // the cut and the deleted segments held flushed data
   }
   SECTION("a missing middle segment is a hole") {
     const fs::path gone = logs[1];
@@ -472,6 +542,16 @@ TEST_CASE("verify and consume span several segments", "[tools][cli]") {
     CHECK(bad.exit_code == 1);
     CHECK(contains(bad.err, logs[2].string() + ": segment starts at offset "));
     CHECK(contains(bad.err, "(hole)"));
+    // The segments after the hole are intact: a writable open keeps them, as Kafka does.
+    {
+      auto l = brook::partition_log::open(dir, brook::log_config{});
+      REQUIRE(l);
+      CHECK((*l)->log_end_offset() == brook::offset(120));
+      CHECK((*l)->recovery().segments_deleted == 0);
+    }
+    auto c2 = brook_cli({"consume", dir.string(), "--json"});
+    CHECK(c2.exit_code == 0);
+    CHECK(decode_records(c2.out).back().offset == 119);
   }
 }
 

@@ -204,6 +204,9 @@ int run_consume(const parsed_args& args) {
       }
     }
     std::fflush(stdout);
+    if (printed < max_records && log->recovery().damaged)  // issue 11 #22: never end quietly before damage
+      return fail(make_error(errc::corrupt_message, "{}: stopped at offset {}: the log after it is damaged ({})",
+                             dir.string(), log->log_end_offset(), log->recovery().events.front()));
     if (printed >= max_records || !follow) break;
     announce_following();
 

@@ -215,6 +215,11 @@ int run_consume_topic(const parsed_args& args) {
     auto r = drain(*dd, o, next, printed);
     std::fflush(stdout);
     if (!r) return fail(r.error());
+    if (printed < o.max_records)  // issue 11 #22: never end quietly before damage
+      for (const auto& [p, at] : next)
+        if (auto part = dd->get_partition(o.topic, partition_id(p)); part && (*part)->log().recovery().damaged)
+          return fail(make_error(errc::corrupt_message, "{}-{}: stopped at offset {}: the log after it is damaged ({})",
+                                 o.topic, p, at, (*part)->log().recovery().events.front()));
     if (printed >= o.max_records || !o.follow) break;
     announce_following();
 

@@ -16,7 +16,11 @@ result<log_file_reader> log_file_reader::open(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return make_error(errc::invalid_argument, "{}: is a directory, not a .log file", path.string());
-  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY);
+  // Only a regular file (issue 11 #20: a FIFO once blocked the open forever); O_NONBLOCK
+  // keeps one swapped in after the check from blocking too.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    return make_error(errc::invalid_argument, "{}: not a regular file", path.string());
+  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY | O_NONBLOCK);
   if (!f) return f.error();
   auto sz = f->size();
   if (!sz) return sz.error();
@@ -71,7 +75,7 @@ result<std::optional<record_batch_view>> log_file_reader::next() {
   if (base_ && h.last_offset() - *base_ > std::numeric_limits<std::int32_t>::max())
     return make_error(errc::corrupt_message, "{}: batch offset {} does not fit the segment based at {}", at,
                       h.last_offset(), *base_);
-  batch_location loc{pos_, h.base_offset, h.last_offset(), -1};
+  batch_location loc{pos_, h.base_offset, h.last_offset(), -1, h.max_timestamp};
   for (const record_view& r : *v) loc.max_record_timestamp = std::max(loc.max_record_timestamp, r.timestamp());
   if (v->record_count() == 0) loc.max_record_timestamp = h.max_timestamp;
   seen_.push_back(loc);
@@ -93,7 +97,11 @@ raw_index read_index(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return out;
   out.present = true;
-  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY);
+  if (!fs::is_regular_file(path, ec)) {
+    out.error = "not a regular file";
+    return out;
+  }
+  auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY | O_NONBLOCK);
   if (!f) {
     out.error = f.error().message();
     return out;
@@ -237,7 +245,9 @@ index_check check_time_index(const fs::path& path, brook::offset base, const std
           fmt::format("{} is not the last offset of a batch (the batch there ends at {})", what, it->last));
       continue;
     }
-    if (it->max_record_timestamp != ts)
+    // Recovery indexes the header's maxTimestamp, as Kafka does; a header that claims more than
+    // its records is a note of verify's, not index damage (issue 11 #16: repair converges).
+    if (it->max_record_timestamp != ts && it->header_max_timestamp != ts)
       out.problems.push_back(
           fmt::format("{} does not match the batch's largest timestamp {}", what, it->max_record_timestamp));
   }

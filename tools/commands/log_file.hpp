@@ -29,6 +29,7 @@ struct batch_location {
   brook::offset base{0};
   brook::offset last{0};
   timestamp_ms max_record_timestamp = -1;  ///< largest record timestamp (Kafka's DumpLogSegments check)
+  timestamp_ms header_max_timestamp = -1;  ///< the batch's maxTimestamp field, which recovery indexes
 };
 
 /// Walks the batches of one .log file from byte 0.

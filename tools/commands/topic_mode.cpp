@@ -17,11 +17,10 @@ result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_o
   data_dir_options opts;
   opts.read_only = read_only;
   auto d = data_dir::open(dir, std::move(opts));
-  if (!d && d.error() == errc::log_dir_locked)
+  if (!d && d.error() == errc::log_dir_locked)  // the library's message names the holder
     return make_error(errc::log_dir_locked,
-                      "{}: the data directory is in use by another process (its .lock is held); "
-                      "topics --list/--describe and consume still work, they open it read-only",
-                      dir.string());
+                      "{}; topics --list/--describe and consume still work, they open it read-only",
+                      d.error().message());
   return d;
 }
 
