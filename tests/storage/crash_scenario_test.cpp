@@ -742,8 +742,7 @@ struct damage_case {
 
 const std::vector<damage_case>& damage_cases() {
   static const std::vector<damage_case> cases = {
-      {"a cut exactly at a batch boundary in an older segment leaves a hole and keeps the later segments", false,
-       40, 4,
+      {"a cut exactly at a batch boundary in an older segment leaves a hole and keeps the later segments", false, 40, 4,
        [](const damage_site& s) {
          auto bs = batches_in(s.m, s.segs[1].base_offset);
          REQUIRE(bs.size() >= 2);

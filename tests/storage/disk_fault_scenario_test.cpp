@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -215,8 +215,8 @@ run_result run(std::uint64_t seed, std::uint64_t nth) {
       for (const auto& v : t.values) acked_value[v] = t.acked;
     for (std::size_t i = before_close.size(); i < tail.size(); ++i)
       if (acked_value[tail[i].second])
-        return fail(fmt::format("record {} appeared after the reopen, acknowledged but never seen live",
-                                tail[i].first));
+        return fail(
+            fmt::format("record {} appeared after the reopen, acknowledged but never seen live", tail[i].first));
   }
   // Every record comes from an append, whole and in order; every acknowledged append is there
   // (unless deleted from the front on purpose).
@@ -226,16 +226,17 @@ run_result run(std::uint64_t seed, std::uint64_t nth) {
   std::size_t expect_try = 0;
   for (std::size_t r = 0; r < after.size();) {
     auto it = owner.find(after[r].second);
-    if (it == owner.end()) return fail(fmt::format("record {} = '{}' was never appended", after[r].first, after[r].second));
+    if (it == owner.end())
+      return fail(fmt::format("record {} = '{}' was never appended", after[r].first, after[r].second));
     const std::size_t t = it->second;
     if (t < expect_try) return fail(fmt::format("record {} is out of order", after[r].first));
     for (std::size_t s = expect_try; s < t; ++s)
       if (tries[s].acked && r > 0) return fail(fmt::format("acknowledged append #{} is missing", s));
     // Deletions move the log start to any offset: the first append may show only its tail.
     const auto& vals = tries[t].values;
-    const auto from = r == 0 ? static_cast<std::size_t>(std::find(vals.begin(), vals.end(), after[r].second) -
-                                                        vals.begin())
-                             : std::size_t{0};
+    const auto from =
+        r == 0 ? static_cast<std::size_t>(std::find(vals.begin(), vals.end(), after[r].second) - vals.begin())
+               : std::size_t{0};
     for (std::size_t k = from; k < vals.size(); ++k) {
       const auto& v = vals[k];
       if (r >= after.size() || after[r].second != v)

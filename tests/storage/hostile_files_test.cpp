@@ -55,7 +55,8 @@ struct consumed {
 
 /// The named code of an error (an OS error is KAFKA_STORAGE_ERROR).
 errc code_of(const error& e) {
-  return e.code().category() == std::system_category() ? errc::kafka_storage_error : static_cast<errc>(e.code().value());
+  return e.code().category() == std::system_category() ? errc::kafka_storage_error
+                                                       : static_cast<errc>(e.code().value());
 }
 
 /// Everything from the log start to the log end, validating every batch, as a consumer does.
@@ -242,9 +243,10 @@ bool harmless(const field& f, std::uint64_t value, std::uint64_t original) {
 /// Values the batch header check refuses (check_batch_header), whatever the CRC says.
 bool header_walk_refuses(const std::string& field, const std::string& value) {
   static const std::set<std::pair<std::string, std::string>> refused{
-      {"baseOffset", "-1"},      {"baseOffset", "max"},      {"batchLength", "0"},      {"batchLength", "-1"},
-      {"batchLength", "max"},    {"magic", "0"},             {"magic", "-1"},           {"magic", "max"},
-      {"lastOffsetDelta", "0"},  {"lastOffsetDelta", "-1"},  {"recordsCount", "-1"},    {"recordsCount", "max"},
+      {"baseOffset", "-1"},      {"baseOffset", "max"},  {"batchLength", "0"},
+      {"batchLength", "-1"},     {"batchLength", "max"}, {"magic", "0"},
+      {"magic", "-1"},           {"magic", "max"},       {"lastOffsetDelta", "0"},
+      {"lastOffsetDelta", "-1"}, {"recordsCount", "-1"}, {"recordsCount", "max"},
   };
   return refused.count({field, value}) > 0;
 }
@@ -291,7 +293,9 @@ std::vector<variant> header_variants() {
           // A writable open walks the active segment's headers (to rebuild its time index):
           // a header that cannot be right, or a timestamp past the time index, sends it to
           // recovery, which cuts there and reports flushed_bytes_truncated.
-          if (header_walk_refuses(f.name, vname) || (std::string(f.name) == "maxTimestamp" && static_cast<std::int64_t>(value) > static_cast<std::int64_t>(original)))
+          if (header_walk_refuses(f.name, vname) ||
+              (std::string(f.name) == "maxTimestamp" &&
+               static_cast<std::int64_t>(value) > static_cast<std::int64_t>(original)))
             v.writable = cut;
         }
         out.push_back(std::move(v));
@@ -328,40 +332,57 @@ std::vector<variant> file_variants() {
   auto same = [&](std::string name, std::function<void(const sfs::path&)> d, expect e) { add(name, d, e, e, e); };
   // Checkpoints: what cannot be right is reported, never obeyed.
   for (const std::string& f : {rp, ls}) {
-    same(f + ": junk", [f](const sfs::path& d) { write_text(d / f, "\x01\xff junk\n"); }, bad);
-    same(f + ": negative", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("1\nt 0 -5\n")); }, bad);
-    same(f + ": another partition", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("1\nu 3 10\n")); }, bad);
-    same(f + ": two entries", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("2\nt 0 1\nt 0 2\n")); }, bad);
-    same(f + ": a count that lies", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("5\nt 0 1\n")); }, bad);
-    same(f + ": a directory", [f](const sfs::path& d) { sfs::remove(d / f), sfs::create_directory(d / f); }, bad);
-    same(f + ": missing", [f](const sfs::path& d) { sfs::remove(d / f); }, all());
+    same(
+        f + ": junk", [f](const sfs::path& d) { write_text(d / f, "\x01\xff junk\n"); }, bad);
+    same(
+        f + ": negative", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("1\nt 0 -5\n")); }, bad);
+    same(
+        f + ": another partition", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("1\nu 3 10\n")); }, bad);
+    same(
+        f + ": two entries", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("2\nt 0 1\nt 0 2\n")); }, bad);
+    same(
+        f + ": a count that lies", [f, ckpt](const sfs::path& d) { write_text(d / f, ckpt("5\nt 0 1\n")); }, bad);
+    same(
+        f + ": a directory", [f](const sfs::path& d) { sfs::remove(d / f), sfs::create_directory(d / f); }, bad);
+    same(
+        f + ": missing", [f](const sfs::path& d) { sfs::remove(d / f); }, all());
   }
   // A huge recovery point only claims everything was flushed.
-  same(rp + ": past the log end", [=](const sfs::path& d) { write_text(d / rp, ckpt("1\nt 0 99999999\n")); }, all());
+  same(
+      rp + ": past the log end", [=](const sfs::path& d) { write_text(d / rp, ckpt("1\nt 0 99999999\n")); }, all());
   // Indexes are hints: damaged or missing ones are rebuilt or ignored, never trusted.
   for (const std::string ext : {".index", ".timeindex"}) {
     const std::string f = "00000000000000000000" + ext;
-    same(f + ": missing", [f](const sfs::path& d) { sfs::remove(d / f); }, all());
-    same(f + ": empty", [f](const sfs::path& d) { write_text(d / f, ""); }, all());
-    same(f + ": garbage", [f](const sfs::path& d) { write_text(d / f, std::string(1000, '\x7f')); }, all());
+    same(
+        f + ": missing", [f](const sfs::path& d) { sfs::remove(d / f); }, all());
+    same(
+        f + ": empty", [f](const sfs::path& d) { write_text(d / f, ""); }, all());
+    same(
+        f + ": garbage", [f](const sfs::path& d) { write_text(d / f, std::string(1000, '\x7f')); }, all());
     // An empty directory where an index was: removed and the index rebuilt (a read-only
     // open indexes in memory).
-    same(f + ": a directory", [f](const sfs::path& d) { sfs::remove(d / f), sfs::create_directory(d / f); }, all());
+    same(
+        f + ": a directory", [f](const sfs::path& d) { sfs::remove(d / f), sfs::create_directory(d / f); }, all());
   }
   // Names that are not what they claim: named errors, never a hang or a crash.
-  same("a symlink loop named like a segment",
-       [](const sfs::path& d) { sfs::create_symlink("00000000000000000500.log", d / "00000000000000000500.log"); },
-       bad);
-  same("a symlink loop with a foreign name", [](const sfs::path& d) { sfs::create_symlink("X.log", d / "X.log"); },
-       bad);
-  same("a FIFO named like a segment",
-       [](const sfs::path& d) { REQUIRE(::mkfifo((d / "00000000000000001000.log").c_str(), 0600) == 0); }, bad);
-  same("a directory named like a segment",
-       [](const sfs::path& d) { sfs::create_directory(d / "00000000000000001000.log"); }, bad);
-  same("a FIFO in place of a checkpoint", [rp](const sfs::path& d) {
-         sfs::remove(d / rp);
-         REQUIRE(::mkfifo((d / rp).c_str(), 0600) == 0);
-       }, bad);
+  same(
+      "a symlink loop named like a segment",
+      [](const sfs::path& d) { sfs::create_symlink("00000000000000000500.log", d / "00000000000000000500.log"); }, bad);
+  same(
+      "a symlink loop with a foreign name", [](const sfs::path& d) { sfs::create_symlink("X.log", d / "X.log"); }, bad);
+  same(
+      "a FIFO named like a segment",
+      [](const sfs::path& d) { REQUIRE(::mkfifo((d / "00000000000000001000.log").c_str(), 0600) == 0); }, bad);
+  same(
+      "a directory named like a segment",
+      [](const sfs::path& d) { sfs::create_directory(d / "00000000000000001000.log"); }, bad);
+  same(
+      "a FIFO in place of a checkpoint",
+      [rp](const sfs::path& d) {
+        sfs::remove(d / rp);
+        REQUIRE(::mkfifo((d / rp).c_str(), 0600) == 0);
+      },
+      bad);
   return v;
 }
 

@@ -681,7 +681,8 @@ TEST_CASE("recovery completes only swaps that are whole, and never the active se
   }
 }
 
-TEST_CASE("on a compacted log a gap between segments is reported, later segments kept", "[storage][log_cleaner][crash]") {
+TEST_CASE("on a compacted log a gap between segments is reported, later segments kept",
+          "[storage][log_cleaner][crash]") {
   scratch_dir tmp;
   auto clk = std::make_shared<manual_clock>(t0);
   const log_config cfg = compact_config(clk);

@@ -49,9 +49,9 @@ TEST_CASE("offset index sanity check rejects entries a log cannot have", "[stora
   REQUIRE_OK(idx.append(offset(5), file_pos(100)));
   REQUIRE_OK(idx.append(offset(9), file_pos(200)));
   CHECK(idx.sanity_check(1000, offset(10)));
-  CHECK_FALSE(idx.sanity_check(150, offset(10)));  // position past the log
-  CHECK_FALSE(idx.sanity_check(1000, offset(9)));  // offset past the segment's end
-  REQUIRE_OK(idx.append(offset(9), file_pos(300)));            // offset does not increase
+  CHECK_FALSE(idx.sanity_check(150, offset(10)));    // position past the log
+  CHECK_FALSE(idx.sanity_check(1000, offset(9)));    // offset past the segment's end
+  REQUIRE_OK(idx.append(offset(9), file_pos(300)));  // offset does not increase
   CHECK_FALSE(idx.sanity_check(1000, offset(10)));
 }
 

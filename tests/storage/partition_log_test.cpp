@@ -285,7 +285,8 @@ TEST_CASE("recovery keeps a compressed batch whose header and CRC are valid", "[
   const auto seg = dir / "00000000000000000000.log";
   auto bytes = brook::test::read_file_bytes(seg);
   const std::size_t p1 = batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(bytes.data() + 8));
-  const std::size_t len1 = batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(bytes.data() + p1 + 8));
+  const std::size_t len1 =
+      batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(bytes.data() + p1 + 8));
   detail::store_be16(bytes.data() + p1 + batch_layout::attributes, std::int16_t{1});
   update_batch_crc(std::span<std::byte>(bytes.data() + p1, len1));
   brook::test::write_file_bytes(seg, bytes);

@@ -104,10 +104,11 @@ result<scan_result> scan(const fs::path& dir) {
     expected = reader.next_offset();
     for (const auto& b : reader.batches())
       if (b.header_max_timestamp != b.max_record_timestamp)
-        out.notes.push_back(fmt::format("{}: batch at offset {} claims maxTimestamp {}, but its records' largest is {} "
-                                        "(retention and time lookups go by the claim; Kafka's broker corrects it on "
-                                        "append, as brook's does)",
-                                        log_path.string(), b.base, b.header_max_timestamp, b.max_record_timestamp));
+        out.notes.push_back(
+            fmt::format("{}: batch at offset {} claims maxTimestamp {}, but its records' largest is {} "
+                        "(retention and time lookups go by the claim; Kafka's broker corrects it on "
+                        "append, as brook's does)",
+                        log_path.string(), b.base, b.header_max_timestamp, b.max_record_timestamp));
     const index_check checks[] = {
         check_offset_index(partition_files::index(dir, base), base, reader.batches(), reader.position()),
         check_time_index(partition_files::time_index(dir, base), base, reader.batches())};

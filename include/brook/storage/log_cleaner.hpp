@@ -322,8 +322,7 @@ class cleaned_segment_writer {
     if (size_ + batch.size() > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
       return make_error(errc::kafka_storage_error, "{}: cleaned segment would exceed 2^31-1 bytes",
                         log_path().string());
-    BROOK_TRY(
-        indexer_.add(h, file_pos(static_cast<std::int64_t>(size_)), cfg_.index_interval_bytes, oindex_, tindex_));
+    BROOK_TRY(indexer_.add(h, file_pos(static_cast<std::int64_t>(size_)), cfg_.index_interval_bytes, oindex_, tindex_));
     buf_.insert(buf_.end(), batch.begin(), batch.end());
     size_ += batch.size();
     if (buf_.size() >= buffer_bytes) BROOK_TRY(flush_buffer());

@@ -53,7 +53,7 @@ class offset_index {
   /// Appends (offset -> position); kafka_storage_error when the disk is full (nothing is
   /// added). REQUIRES: !full(), offset - base fits int32, both increasing.
   result<void> append(brook::offset off, file_pos pos) {
-    BROOK_TRY_ASSIGN(std::byte* p, file_.prepare());
+    BROOK_TRY_ASSIGN(std::byte * p, file_.prepare());
     detail::store_be32(p, static_cast<std::int32_t>(off - base_));
     detail::store_be32(p + 4, static_cast<std::int32_t>(pos.value()));
     file_.commit();

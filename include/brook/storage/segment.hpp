@@ -63,13 +63,13 @@ struct recovery_report {
   /// the end of a file (a crash, or a writer still writing): a reader stops early for it, and
   /// a tool reading a log says so rather than end quietly.
   bool damaged = false;
-  std::uint64_t bytes_deleted = 0;   ///< the .log bytes of the segments dropped after a corrupt one
+  std::uint64_t bytes_deleted = 0;  ///< the .log bytes of the segments dropped after a corrupt one
   /// Of those, bytes of segments that started below the recovery point: flushed data.
   std::uint64_t flushed_bytes_deleted = 0;
   /// The recovery point the checkpoint named at open (0 without one): everything below it had
   /// been flushed, so losses below it count as flushed, also under full_recovery.
   offset flushed_point{0};
-  std::vector<std::string> events;   ///< one human line per action, with file and byte
+  std::vector<std::string> events;  ///< one human line per action, with file and byte
 };
 
 /// A record's offset and timestamp: the answer to an offsetsForTimes lookup.
@@ -564,7 +564,8 @@ class segment {
     size_.store(kept, std::memory_order_release);
     next_offset_.store(next.value(), std::memory_order_release);
     if (writable_ && !active_) {
-      if (indexer_.max_ts_offset >= base_) BROOK_TRY(tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset));
+      if (indexer_.max_ts_offset >= base_)
+        BROOK_TRY(tindex_.maybe_append(indexer_.max_ts_seen, indexer_.max_ts_offset));
       BROOK_TRY(oindex_.trim_and_sync());
       BROOK_TRY(tindex_.trim_and_sync());
     } else if (writable_) {

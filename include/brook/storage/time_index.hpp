@@ -60,7 +60,7 @@ class time_index {
     if (file_.full()) return ok();
     entry l = last();
     if (entries() > 0 && (ts <= l.timestamp || off < l.offset)) return ok();
-    BROOK_TRY_ASSIGN(std::byte* p, file_.prepare());
+    BROOK_TRY_ASSIGN(std::byte * p, file_.prepare());
     detail::store_be64(p, ts);
     detail::store_be32(p + 8, static_cast<std::int32_t>(off - base_));
     file_.commit();

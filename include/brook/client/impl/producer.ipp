@@ -297,7 +297,8 @@ BROOK_DECL void producer::resend_split(std::unique_ptr<batch> b) {
     one->append(whole.records[i++].ts, rv.key(), rv.value(), headers);
     ones.push_back(std::move(one));
   }
-  BROOK_ASSERT(ones.size() == whole.records.size(), "a batch of {} records holds {}", whole.records.size(), ones.size());
+  BROOK_ASSERT(ones.size() == whole.records.size(), "a batch of {} records holds {}", whole.records.size(),
+               ones.size());
   state->left.store(ones.size());
   const std::string topic = whole.topic;
   const partition_id pid = whole.pid;

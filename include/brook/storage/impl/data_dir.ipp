@@ -298,8 +298,8 @@ BROOK_DECL result<void> data_dir::prepare_directory() {
   BROOK_TRY_ASSIGN(file_handle f, file_handle::open(files(), dir_ / lock_file, O_RDWR | O_CREAT));
   BROOK_TRY_ASSIGN(const bool locked, f.try_lock());
   if (!locked)
-    return make_error(errc::log_dir_locked, "{}: the data directory is in use by {} (its .lock is held)",
-                      dir_.string(), detail::flock_holder_name(f.fd()));
+    return make_error(errc::log_dir_locked, "{}: the data directory is in use by {} (its .lock is held)", dir_.string(),
+                      detail::flock_holder_name(f.fd()));
   lock_ = std::move(f);
   return ok();
 }
@@ -318,7 +318,7 @@ BROOK_DECL result<void> data_dir::load() {
   // (a copied Kafka log dir) are adopted with default settings. Open never creates a
   // partition: a topic is adopted only when its directories are exactly 0..n-1, and a
   // configured topic must have all of its directories (checked below).
-  std::map<std::string, std::int32_t> seen;  // topic -> highest partition + 1
+  std::map<std::string, std::int32_t> seen;   // topic -> highest partition + 1
   std::map<std::string, std::int32_t> count;  // topic -> partition directories
   BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
   for (const auto& de : entries) {
