@@ -334,6 +334,9 @@ BROOK_DECL result<void> partition_log::roll_locked(std::optional<offset> at) {
   if (old->empty()) return restart_active_at(base);
   BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::create, true));
   segs_.push_back(std::move(s));  // asserts base > the old active segment's base
+  // A replica batch far ahead: the log ends where it starts, even if its append fails, so no
+  // later append lands below the new segment's base.
+  if (base > log_end_offset()) log_end_.store(base.value(), std::memory_order_release);
   // Everything in the sealed segment is durable now.
   recovery_point_.store(std::max(recovery_point(), old->next_offset()).value(), std::memory_order_release);
   assert_positions();
@@ -349,10 +352,10 @@ BROOK_DECL result<void> partition_log::restart_active_at(offset base) {
   BROOK_TRY_ASSIGN(seg_ptr s, open_segment(base, segment::open_kind::create, true));
   segs_.replace_back(std::move(s));
   segment::remove_files(files(), dir_, old->base_offset());
-  if (segs_.size() == 1) {  // nothing below `base` exists any more: the log starts there
-    log_end_.store(base.value(), std::memory_order_release);
-    set_log_start(base);
-  }
+  // The log now ends where the next batch starts (offsets in between never existed), even if
+  // the append that asked for this fails: a later append never lands below its segment.
+  log_end_.store(base.value(), std::memory_order_release);
+  if (segs_.size() == 1) set_log_start(base);  // nothing below `base` exists any more
   active_created_ms_ = config_.clock->now_ms();
   BROOK_TRY(files().sync_directory(dir_));
   return write_checkpoints();
