@@ -317,7 +317,7 @@ namespace {
 
 void write_text(const sfs::path& p, const std::string& text) {
   std::vector<std::byte> b(text.size());
-  std::memcpy(b.data(), text.data(), text.size());
+  if (!text.empty()) std::memcpy(b.data(), text.data(), text.size());  // (an empty vector's data() may be null)
   write_file_bytes(p, b);
 }
 
