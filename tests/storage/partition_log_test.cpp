@@ -268,6 +268,82 @@ TEST_CASE("a replica batch far past the log end starts its own segment and survi
   }
 }
 
+namespace {
+/// The kernel's file system, but the first pwrite to a file whose name ends in `suffix` fails
+/// with ENOSPC (a fault on one chosen call, which faulty_file_system cannot aim).
+class fail_one_pwrite final : public file_system {
+ public:
+  explicit fail_one_pwrite(std::string suffix) : suffix_(std::move(suffix)) {}
+  bool fired() const { return fired_; }
+  result<int> open(const fs::path& p, int flags, mode_t mode) override { return k().open(p, flags, mode); }
+  result<void> pwrite(int fd, std::span<const std::byte> d, std::uint64_t pos, const fs::path& p) override {
+    if (!fired_ && p.filename().string().ends_with(suffix_)) {
+      fired_ = true;
+      return make_system_error(ENOSPC, "pwrite {}", p.string());
+    }
+    return k().pwrite(fd, d, pos, p);
+  }
+  result<void> pread(int fd, std::span<std::byte> o, std::uint64_t pos, const fs::path& p) override {
+    return k().pread(fd, o, pos, p);
+  }
+  result<std::uint64_t> size(int fd, const fs::path& p) override { return k().size(fd, p); }
+  result<void> truncate(int fd, std::uint64_t n, const fs::path& p) override { return k().truncate(fd, n, p); }
+  result<void> allocate(int fd, std::uint64_t a, std::uint64_t n, const fs::path& p) override {
+    return k().allocate(fd, a, n, p);
+  }
+  result<void> datasync(int fd, const fs::path& p) override { return k().datasync(fd, p); }
+  result<void> sync(int fd, const fs::path& p) override { return k().sync(fd, p); }
+  result<bool> try_lock(int fd, const fs::path& p) override { return k().try_lock(fd, p); }
+  result<void*> map(int fd, std::size_t n, bool w, const fs::path& p) override { return k().map(fd, n, w, p); }
+  result<void> msync(void* a, std::size_t n, const fs::path& p) override { return k().msync(a, n, p); }
+  result<void> copy(int i, int o, std::uint64_t n, const fs::path& f, const fs::path& t) override {
+    return k().copy(i, o, n, f, t);
+  }
+  result<void> rename(const fs::path& f, const fs::path& t) override { return k().rename(f, t); }
+  result<bool> remove(const fs::path& p) override { return k().remove(p); }
+  result<std::uint64_t> remove_all(const fs::path& p) override { return k().remove_all(p); }
+  result<void> create_directories(const fs::path& p) override { return k().create_directories(p); }
+  result<file_kind> kind(const fs::path& p) override { return k().kind(p); }
+  result<std::vector<directory_entry>> list(const fs::path& d) override { return k().list(d); }
+
+ private:
+  static file_system& k() { return *posix_file_system::shared(); }
+  std::string suffix_;
+  bool fired_ = false;
+};
+}  // namespace
+
+TEST_CASE("a failed far replica append leaves no later append below its segment", "[storage][partition_log]") {
+  // The roll moves the log end to the new segment's base at once: without that, the next
+  // append (offset 5) went into the segment based at 10^12 and failed segment::append's assert.
+  temp_dir t;
+  auto files = std::make_shared<fail_one_pwrite>("00000001000000000000.log");
+  log_config c = small_config();
+  c.files = files;
+  const offset far(1'000'000'000'000);
+  {
+    auto log = open_log(t / "t-0", c);
+    append_n(*log, 5);
+    auto b = make_batch(2, 1000, "far");
+    set_batch_base_offset(b, far);
+    append_options ao;
+    ao.assign_offsets = false;
+    auto r = log->append(b, ao);
+    REQUIRE(files->fired());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    auto next = append_n(*log, 1);  // as a leader would, at the log end
+    CHECK(next.base_offset == far);
+    REQUIRE(log->close());
+  }
+  auto log = open_log(t / "t-0", c);
+  CHECK(log->log_end_offset() == far + 1);
+  auto recs = read_all(*log);
+  REQUIRE(recs.size() == 6);
+  CHECK(recs[4].offset == 4);
+  CHECK(recs[5].offset == far.value());
+}
+
 TEST_CASE("recovery keeps a compressed batch whose header and CRC are valid", "[storage][partition_log][recovery]") {
   // Issue 11 #21: recovery once cut a Kafka log at its first compressed batch, deleting it
   // and everything after, and the next append reused offsets Kafka had already given out.
