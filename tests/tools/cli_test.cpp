@@ -429,6 +429,7 @@ TEST_CASE("consume never ends quietly before damage", "[tools][cli]") {  // issu
   auto c = brook_cli({"consume", dir.string()});
   CHECK(c.exit_code == 1);
   CHECK(contains(c.err, "damaged"));
+  CHECK(contains(c.err, fmt::format("truncated {} bytes at byte {}", bytes.size() - at, at)));  // names the damage
   CHECK(lines_of(c.out).size() == 200 * (batches.size() / 2) / batches.size());  // the intact records first
 }
 

@@ -15,6 +15,7 @@
 #include <brook/storage/partition_log.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/log_file.hpp"
 
 namespace brook::cli {
 
@@ -206,7 +207,7 @@ int run_consume(const parsed_args& args) {
     std::fflush(stdout);
     if (printed < max_records && log->recovery().damaged)  // issue 11 #22: never end quietly before damage
       return fail(make_error(errc::corrupt_message, "{}: stopped at offset {}: the log after it is damaged ({})",
-                             dir.string(), log->log_end_offset(), log->recovery().events.front()));
+                             dir.string(), log->log_end_offset(), damage_event(log->recovery())));
     if (printed >= max_records || !follow) break;
     announce_following();
 

@@ -21,6 +21,7 @@
 #include <brook/client/consumer.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/log_file.hpp"
 #include "commands/topic_mode.hpp"
 
 namespace brook::cli {
@@ -219,7 +220,7 @@ int run_consume_topic(const parsed_args& args) {
       for (const auto& [p, at] : next)
         if (auto part = dd->get_partition(o.topic, partition_id(p)); part && (*part)->log().recovery().damaged)
           return fail(make_error(errc::corrupt_message, "{}-{}: stopped at offset {}: the log after it is damaged ({})",
-                                 o.topic, p, at, (*part)->log().recovery().events.front()));
+                                 o.topic, p, at, damage_event((*part)->log().recovery())));
     if (printed >= o.max_records || !o.follow) break;
     announce_following();
 

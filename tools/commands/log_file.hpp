@@ -20,6 +20,7 @@
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file.hpp>
+#include <brook/storage/segment.hpp>
 
 namespace brook::cli {
 
@@ -95,5 +96,13 @@ index_check check_offset_index(const fs::path& path, brook::offset base, const s
 /// a valid batch whose largest record timestamp is the entry's timestamp, timestamps
 /// strictly increasing and offsets increasing. Same unused-tail rule as the offset index.
 index_check check_time_index(const fs::path& path, brook::offset base, const std::vector<batch_location>& batches);
+
+/// The recovery event that names the damage a reader stopped at (the first cut, with its
+/// file, byte and reason), else the first event. REQUIRES: some event.
+inline const std::string& damage_event(const recovery_report& r) {
+  for (const auto& e : r.events)
+    if (e.find(": truncated ") != std::string::npos) return e;
+  return r.events.front();
+}
 
 }  // namespace brook::cli
