@@ -659,6 +659,77 @@ TEST_CASE("a full index rolls the segment", "[storage][partition_log][segment]")
   CHECK(read_all(*log).size() == 30);
 }
 
+TEST_CASE("a log start past the log end is ignored unless flushed data below it was lost",
+          "[storage][partition_log]") {  // issue 11 #5
+  temp_dir t;
+  const auto dir = t / "t-0";
+  auto events_of = [](const partition_log& l) {
+    std::string all;
+    for (const auto& e : l.recovery().events) all += e + "\n";
+    return all;
+  };
+  SECTION("no flushed data is missing: every record stays readable") {
+    {
+      auto log = open_log(dir);
+      append_n(*log, 10);
+      REQUIRE(log->close());
+    }
+    std::ofstream(dir / "log-start-offset-checkpoint") << "0\n1\nt 0 99\n";
+    {
+      auto ro = partition_log::open(dir, small_config(), {.read_only = true});
+      REQUIRE(ro);
+      CHECK((*ro)->log_start_offset().value() == 0);
+      CHECK_THAT(events_of(**ro), Catch::Contains("log start 99 is past the log end 10") && Catch::Contains("ignored"));
+    }
+    {
+      auto log = open_log(dir);
+      CHECK(log->log_start_offset().value() == 0);
+      CHECK(log->log_end_offset().value() == 10);
+      REQUIRE(log->read(offset(0)));
+      REQUIRE(log->close());
+    }
+    CHECK(slurp(dir / "log-start-offset-checkpoint") == "0\n1\nt 0 0\n");  // the open rewrote it
+  }
+  SECTION("recovery cut the records below it: the log starts at its end, as Kafka's") {
+    std::uint64_t third_batch = 0;
+    {
+      auto log = open_log(dir);
+      for (int i = 0; i < 10; ++i) {
+        if (i == 3) third_batch = fs::file_size(dir / "00000000000000000000.log");
+        append_n(*log, 1);
+      }
+      REQUIRE(log->delete_records_before(offset(8)));
+      REQUIRE(log->close());
+    }
+    fs::resize_file(dir / "00000000000000000000.log", third_batch + 20);  // batch 3 torn: offsets 3.. lost
+    auto log = open_log(dir);
+    CHECK(log->log_end_offset().value() == 3);
+    CHECK(log->log_start_offset().value() == 3);
+    CHECK_THAT(events_of(*log), Catch::Contains("log start 8 is past the log end 3, and recovery cut data below it"));
+  }
+}
+
+TEST_CASE("delete_records_before flushes the records below the new log start before checkpointing it",
+          "[storage][partition_log]") {  // a crash then never leaves the log ending below its start
+  temp_dir t;
+  auto files = std::make_shared<brook::testing::faulty_file_system>();
+  log_config c = small_config();
+  c.files = files;
+  auto log = open_log(t / "t-0", c);
+  append_n(*log, 10);
+  REQUIRE(log->recovery_point().value() == 0);
+  files->fail_at(1, EIO);
+  auto d = log->delete_records_before(offset(6));
+  REQUIRE_FALSE(d);
+  CHECK(d.error() == errc::kafka_storage_error);
+  const auto failed = files->failures();
+  REQUIRE(failed.size() == 1);
+  CHECK_THAT(failed.front(), Catch::Contains("sync") && Catch::Contains(".log"));
+  CHECK(log->log_start_offset().value() == 0);  // nothing moved: the flush failed first
+  CHECK(fs::exists(t / "t-0" / "log-start-offset-checkpoint"));
+  CHECK(slurp(t / "t-0" / "log-start-offset-checkpoint") == "0\n1\nt 0 0\n");
+}
+
 TEST_CASE("open refuses foreign files and bad configs with named errors", "[storage][partition_log]") {
   temp_dir t;
   fs::create_directories(t / "t-0");

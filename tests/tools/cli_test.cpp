@@ -461,6 +461,25 @@ TEST_CASE("verify --repair converges on a batch whose maxTimestamp lies", "[tool
   CHECK(contains(v.out, "claims maxTimestamp 9223372036854775807"));
 }
 
+TEST_CASE("verify names a log start past the log end and --repair rewrites it", "[tools][cli]") {  // issue 11 #5
+  brook::test::temp_dir tmp("brook-cli");
+  const fs::path dir = tmp / "t-0";
+  produce_many(dir, 50);
+  write_file(dir / "log-start-offset-checkpoint", "0\n1\nt 0 999\n");
+  auto v = brook_cli({"verify", dir.string()});
+  CHECK(v.exit_code == 1);  // exit 0 before: every record hidden, and retention would delete them
+  CHECK(contains(v.err, "KAFKA_STORAGE_ERROR"));
+  CHECK(contains(v.err, "log start 999 is past the log end 50"));
+  auto c = brook_cli({"consume", dir.string()});
+  CHECK(c.exit_code == 0);
+  CHECK(std::count(c.out.begin(), c.out.end(), '\n') == 50);  // the value is ignored, not obeyed
+  auto r = brook_cli({"verify", dir.string(), "--repair"});
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "ignored, the log starts at 0"));
+  CHECK(read_file(dir / "log-start-offset-checkpoint") == "0\n1\nt 0 0\n");
+  CHECK(brook_cli({"verify", dir.string()}).exit_code == 0);
+}
+
 TEST_CASE("verify notes missing indexes, as Kafka rebuilds them silently", "[tools][cli]") {  // issue 11 #24
   brook::test::temp_dir tmp("brook-cli");
   const fs::path dir = tmp / "t-0";

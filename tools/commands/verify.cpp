@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/storage/log_checkpoints.hpp>
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/segment.hpp>
@@ -23,8 +24,10 @@ const command_spec verify_spec{
 from byte 0 (CRC-32C and every record of every batch, base offsets never going back,
 each segment starting where the previous one ends) and every .index / .timeindex is
 checked against it as dump-log --verify-index does. A torn or corrupt tail is
-reported even though a read-only open would simply stop before it. Finally the log
-is opened read-only through the library (checkpoints, stray files).
+reported even though a read-only open would simply stop before it, and so is a
+log-start checkpoint past the log end (an open ignores it or, after lost flushed
+data, starts the log at its end). Finally the log is opened read-only through the
+library (checkpoints, stray files).
 
 On success prints "ok: N segments, M batches, R records, offsets A..B" (A = log
 start offset, B = last offset; "no offsets (log end E)" when empty) and exits 0.
@@ -60,6 +63,15 @@ struct scan_result {
   std::vector<std::string> problems;
   std::vector<std::string> notes;  ///< worth knowing, not a problem (a missing index: rebuilt on open)
 };
+
+/// A log-start checkpoint past the log end hides every record (issue 11 #5). A checkpoint that
+/// does not parse is left to the read-only open, which names it.
+void check_log_start(const fs::path& dir, brook::offset log_end, scan_result& out) {
+  log_checkpoints ck(dir, *posix_file_system::shared());
+  if (!ck.load() || !ck.log_start() || *ck.log_start() <= log_end) return;
+  out.problems.push_back(fmt::format("KAFKA_STORAGE_ERROR: {}: log start {} is past the log end {}",
+                                     (dir / partition_files::log_start_checkpoint).string(), *ck.log_start(), log_end));
+}
 
 /// Parses every segment of `dir` and checks its indexes. Errors only for an unusable directory.
 result<scan_result> scan(const fs::path& dir) {
@@ -120,6 +132,7 @@ result<scan_result> scan(const fs::path& dir) {
       for (const auto& p : c.problems) out.problems.push_back("CORRUPT_MESSAGE: " + p);
     }
   }
+  if (expected) check_log_start(dir, *expected, out);
   return out;
 }
 

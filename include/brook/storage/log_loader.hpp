@@ -218,10 +218,38 @@ class log_loader {
       segs.push_back(std::move(s));
     }
     out.log_end = segs.back()->next_offset();
-    const offset first = segs.front()->base_offset();
-    out.log_start = std::min(std::max(checkpoints_.log_start().value_or(first), first), out.log_end);
+    if (report_.flushed_point > out.log_end) {  // e.g. a file shortened at a batch boundary
+      report_.clean = false;
+      report_.events.push_back(fmt::format("{}: recovery point {} is past the log end {}: flushed data is missing",
+                                           (dir_ / partition_files::recovery_point_checkpoint).string(),
+                                           report_.flushed_point, out.log_end));
+    }
+    out.log_start = checked_log_start(segs.front()->base_offset(), out.log_end);
     out.recovery_point = out.log_end;
     return ok();
+  }
+
+  /// The log start the checkpoint names, checked against the segments found. A writer flushes
+  /// everything below a log start before it checkpoints it (delete_records_before), so only
+  /// lost flushed data explains a checkpoint past the log end: data this recovery cut, or a
+  /// recovery point past the log end too (a file shortened or removed below it). Then the log
+  /// starts at its end, as Kafka's loader starts it at the checkpoint. Otherwise the value
+  /// cannot be right: it is reported and ignored, and every record stays readable.
+  offset checked_log_start(offset first, offset end) {
+    const std::optional<offset> ckpt = checkpoints_.log_start();
+    if (!ckpt || *ckpt <= end) return std::max(ckpt.value_or(first), first);
+    const auto path = (dir_ / partition_files::log_start_checkpoint).string();
+    const bool cut = report_.bytes_truncated > 0 || report_.segments_deleted > 0;
+    if (cut || report_.flushed_point > end) {
+      report_.events.push_back(fmt::format(
+          "{}: log start {} is past the log end {}, and {}: the log starts at its end", path, *ckpt, end,
+          cut ? "recovery cut data below it" : fmt::format("flushed data up to {} is missing", report_.flushed_point)));
+      return end;
+    }
+    report_.events.push_back(fmt::format(
+        "{}: log start {} is past the log end {}, and no flushed data is missing: ignored, the log starts at {}", path,
+        *ckpt, end, first));
+    return first;
   }
 
   void delete_after_cut(offset base) {

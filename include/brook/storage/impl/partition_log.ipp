@@ -82,6 +82,9 @@ BROOK_DECL result<void> partition_log::delete_records_before(offset o) {
     return make_error(errc::offset_out_of_range, "{}: cannot delete records before {}, past the log end {}",
                       dir_.string(), o, log_end_offset());
   if (o <= log_start_offset()) return ok();
+  // The records below `o` reach the disk before the checkpoint naming `o` does, so after a
+  // crash the log never ends below its checkpointed start (log_loader checks it).
+  if (recovery_point() < o) BROOK_TRY(flush_locked());
   set_log_start(o);
   if (const std::size_t n = segments_below(segs_.snapshot(), o); n > 0) BROOK_TRY(delete_oldest(n));
   return write_checkpoints();
