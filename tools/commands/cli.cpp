@@ -98,8 +98,9 @@ std::string help_text(const command_spec& spec) {
 
 std::string describe(const brook::error& e) {
   if (e.code().category() == brook::error_category()) return e.to_string();
-  // OS errors: make_system_error already appended strerror to the message.
-  return e.message().empty() ? e.code().message() : e.message();
+  // OS errors are KAFKA_STORAGE_ERROR (error == errc::kafka_storage_error matches them);
+  // make_system_error already appended strerror to the message.
+  return fmt::format("KAFKA_STORAGE_ERROR: {}", e.message().empty() ? e.code().message() : e.message());
 }
 
 int fail(const brook::error& e) {

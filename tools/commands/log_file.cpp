@@ -19,7 +19,7 @@ result<log_file_reader> log_file_reader::open(const fs::path& path) {
   // Only a regular file (issue 11 #20: a FIFO once blocked the open forever); O_NONBLOCK
   // keeps one swapped in after the check from blocking too.
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
-    return make_error(errc::invalid_argument, "{}: not a regular file", path.string());
+    return make_error(errc::kafka_storage_error, "{}: not a regular file", path.string());
   auto f = file_handle::open(*posix_file_system::shared(), path, O_RDONLY | O_NONBLOCK);
   if (!f) return f.error();
   auto sz = f->size();

@@ -93,9 +93,14 @@ result<scan_result> scan(const fs::path& dir) {
     ++out.segments;
     const fs::path log_path = partition_files::log(dir, base);
     if (expected && base != *expected)
-      out.problems.push_back(fmt::format("{}: segment starts at offset {} but the previous one ends at {} ({})",
-                                         log_path.string(), base, *expected, base < *expected ? "overlap" : "hole"));
-    auto rr = log_file_reader::open(log_path);
+      out.problems.push_back(
+          fmt::format("KAFKA_STORAGE_ERROR: {}: segment starts at offset {} but the previous one ends at {} ({})",
+                      log_path.string(), base, *expected, base < *expected ? "overlap" : "hole"));
+    std::error_code kind_ec;
+    auto rr = fs::is_directory(log_path, kind_ec)
+                  ? result<log_file_reader>(
+                        make_error(errc::kafka_storage_error, "{}: a directory, not a segment", log_path.string()))
+                  : log_file_reader::open(log_path);
     if (!rr) {
       out.problems.push_back(describe(rr.error()));
       expected.reset();
