@@ -13,6 +13,7 @@
 #include <brook/core/linkage.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/notifier.hpp>
+#include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 

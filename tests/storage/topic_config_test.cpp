@@ -100,3 +100,40 @@ TEST_CASE("a host-built log_config past Kafka's int range is refused", "[storage
   CHECK(c.validate() == errc::invalid_config);
   CHECK(log_config{}.validate());
 }
+
+// Issue 11 #20: junk from a topic-configs file (or, soon, a peer) was echoed raw into errors.
+TEST_CASE("config errors never echo control bytes or unbounded text", "[storage][topic_config]") {
+  const std::string junk = std::string("x\x1b[2J\xff\n") + std::string(500, 'y');
+  auto is_clean = [](const std::string& msg) {
+    for (unsigned char c : msg)
+      if (c < 0x20 || c >= 0x7f) return false;
+    return msg.size() < 400;
+  };
+  for (const char* key : {"segment.bytes", "cleanup.policy", "message.timestamp.type", "min.cleanable.dirty.ratio"}) {
+    topic_config t;
+    t.overrides[key] = junk;
+    auto r = t.apply(log_config{});
+    REQUIRE_FALSE(r);
+    INFO(r.error().message());
+    CHECK(is_clean(r.error().message()));
+    CHECK_THAT(r.error().message(), Catch::Contains("\\x1b"));
+  }
+  topic_config unknown;
+  unknown.overrides[junk] = "1";
+  auto u = unknown.apply(log_config{});
+  REQUIRE_FALSE(u);
+  CHECK(is_clean(u.error().message()));
+  for (const std::string text : {"\x01\xff\n", "0\norders partitions=\x1b\n",
+                                 "0\nor\x7f"
+                                 "ders partitions=1\n"}) {
+    auto r = detail::parse_topic_configs(text, "f");
+    REQUIRE_FALSE(r);
+    INFO(r.error().message());
+    CHECK(is_clean(r.error().message()));
+  }
+  auto name = validate_topic_name(
+      "a\x1b"
+      "b");
+  REQUIRE_FALSE(name);
+  CHECK(is_clean(name.error().message()));
+}

@@ -24,28 +24,12 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/storage/file.hpp>
 
 namespace brook {
-
-namespace detail {
-/// `text` as it may go into an error message: bytes outside printable ASCII as \xNN, and
-/// at most `max` bytes of it (a hostile file's junk is never echoed raw).
-inline std::string printable(std::string_view text, std::size_t max = 64) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\\')
-      out += static_cast<char>(c);
-    else
-      out += fmt::format("\\x{:02x}", c);
-  }
-  if (text.size() > max) out += fmt::format("... ({} bytes)", text.size());
-  return out;
-}
-}  // namespace detail
 
 /// Parses the text of a checkpoint whose lines have `fields` space-separated tokens; `where`
 /// names the file in errors. Every entry it returns has exactly `fields` tokens, none empty

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include <brook/core/clock.hpp>
+#include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file_system.hpp>
@@ -39,7 +40,8 @@ inline result<cleanup_policy> parse_cleanup_policy(std::string_view text) {
       bits |= 2;
     else
       return make_error(errc::invalid_config,
-                        "cleanup.policy '{}' is not a list of 'delete' and 'compact' (bad item '{}')", text, item);
+                        "cleanup.policy '{}' is not a list of 'delete' and 'compact' (bad item '{}')",
+                        detail::printable(text), detail::printable(item));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
 #include <brook/storage/log_config.hpp>
 
@@ -46,7 +47,7 @@ inline result<void> validate_topic_name(std::string_view name) {
         (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok)
       return make_error(errc::invalid_topic, "topic name '{}' has the character '{}'; only [a-zA-Z0-9._-] are legal",
-                        name, c);
+                        detail::printable(name), detail::printable(std::string_view(&c, 1)));
   }
   return ok();
 }
@@ -97,7 +98,8 @@ struct topic_config {
         else if (v == "LogAppendTime")
           base.message_timestamp_type = timestamp_type::log_append_time;
         else
-          return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime", v);
+          return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime",
+                            detail::printable(v));
         continue;
       }
       if (k == "cleanup.policy") {
@@ -109,14 +111,15 @@ struct topic_config {
         double d = 0;
         auto [p, e] = std::from_chars(v.data(), v.data() + v.size(), d);
         if (e != std::errc() || p != v.data() + v.size())
-          return make_error(errc::invalid_config, "min.cleanable.dirty.ratio='{}' is not a number", v);
+          return make_error(errc::invalid_config, "min.cleanable.dirty.ratio='{}' is not a number",
+                            detail::printable(v));
         base.min_cleanable_dirty_ratio = d;
         continue;
       }
       std::int64_t n = 0;
       auto [p, e] = std::from_chars(v.data(), v.data() + v.size(), n);
       if (e != std::errc() || p != v.data() + v.size())
-        return make_error(errc::invalid_config, "{}='{}' is not an integer", k, v);
+        return make_error(errc::invalid_config, "{}='{}' is not an integer", k, detail::printable(v));
       // Kafka's type for these four is int: a value past 2^31-1 is refused, never narrowed.
       auto int_of = [&](auto& field) -> result<void> {
         if (n < 0) return make_error(errc::invalid_config, "{}={} is negative", k, n);
@@ -153,7 +156,7 @@ struct topic_config {
       else if (k == "min.compaction.lag.ms")
         base.min_compaction_lag = std::chrono::milliseconds(n);
       else
-        return make_error(errc::invalid_config, "unknown topic config '{}'", k);
+        return make_error(errc::invalid_config, "unknown topic config '{}'", detail::printable(k));
     }
     BROOK_TRY(base.validate());
     return base;
@@ -185,7 +188,8 @@ inline result<std::map<std::string, topic_config>> parse_topic_configs(std::stri
     if (line.empty()) continue;
     if (!version_seen) {
       if (line != "0")
-        return make_error(errc::kafka_storage_error, "{} line {}: unsupported version '{}'", where, lineno, line);
+        return make_error(errc::kafka_storage_error, "{} line {}: unsupported version '{}'", where, lineno,
+                          detail::printable(line));
       version_seen = true;
       continue;
     }
@@ -203,7 +207,8 @@ inline result<std::map<std::string, topic_config>> parse_topic_configs(std::stri
       std::int32_t n = 0;
       auto [p, e] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (e != std::errc() || p != value.data() + value.size() || n < 1)
-        return make_error(errc::kafka_storage_error, "{} line {}: bad partition count '{}'", where, lineno, value);
+        return make_error(errc::kafka_storage_error, "{} line {}: bad partition count '{}'", where, lineno,
+                          detail::printable(value));
       tc.partitions = n;
     } else {
       tc.overrides[key] = value;
