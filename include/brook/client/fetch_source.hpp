@@ -106,29 +106,19 @@ class partition_source : public fetch_source {
 /// call reports errc::closed (a poll blocked on it wakes and learns why).
 class data_dir_source final : public partition_source {
  public:
-  explicit data_dir_source(data_dir& dd) : anchor_(dd.anchor()), path_(dd.path()) {}
-  std::uint64_t metadata_version() const override {
-    std::shared_lock l(anchor_->mu);
-    return anchor_->dir ? anchor_->dir->metadata_version() : 0;
-  }
+  explicit data_dir_source(data_dir& dd) : anchor_(dd.anchor()) {}
+  std::uint64_t metadata_version() const override { return anchor_->metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override {
-    std::shared_lock l(anchor_->mu);
-    if (!anchor_->dir) return gone();
-    return anchor_->dir->partition_count(topic);
+    return anchor_->partition_count(topic);
   }
   brook::notifier& notifier() const override { return *anchor_->notify; }
 
  private:
   result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
-    std::shared_lock l(anchor_->mu);
-    // A poll woken by close() learns why, instead of finding nothing until its timeout.
-    if (!anchor_->dir || anchor_->dir->closed()) return gone();
-    return anchor_->dir->get_partition(tp.topic, tp.partition);
+    return anchor_->get_partition(tp.topic, tp.partition);
   }
-  error gone() const { return make_error(errc::closed, "{}: data directory is closed", path_.string()); }
 
   std::shared_ptr<data_dir_anchor> anchor_;
-  fs::path path_;
 };
 
 }  // namespace brook

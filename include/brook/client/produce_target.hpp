@@ -47,15 +47,10 @@ class data_dir_target final : public produce_target {
  public:
   /// Holds the directory's anchor, not the directory: once the data_dir is destroyed,
   /// produce() reports errc::closed.
-  explicit data_dir_target(data_dir& dd) : anchor_(dd.anchor()), clock_(dd.clock()), path_(dd.path()) {}
-  std::uint64_t metadata_version() const override {
-    std::shared_lock l(anchor_->mu);
-    return anchor_->dir ? anchor_->dir->metadata_version() : 0;
-  }
+  explicit data_dir_target(data_dir& dd) : anchor_(dd.anchor()), clock_(dd.clock()) {}
+  std::uint64_t metadata_version() const override { return anchor_->metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override {
-    std::shared_lock l(anchor_->mu);
-    if (!anchor_->dir) return gone();
-    return anchor_->dir->partition_count(topic);
+    return anchor_->partition_count(topic);
   }
   timestamp_ms now_ms() const override { return clock_->now_ms(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
@@ -64,11 +59,7 @@ class data_dir_target final : public produce_target {
       done(make_error(errc::invalid_topic, "cannot append to internal topic {}", topic));
       return;
     }
-    auto part = [&]() -> result<std::shared_ptr<partition>> {
-      std::shared_lock l(anchor_->mu);
-      if (!anchor_->dir) return gone();
-      return anchor_->dir->get_partition(topic, p);
-    }();
+    auto part = anchor_->get_partition(topic, p);
     if (!part) {
       done(part.error());
       return;
@@ -77,11 +68,8 @@ class data_dir_target final : public produce_target {
   }
 
  private:
-  error gone() const { return make_error(errc::closed, "{}: data directory is closed", path_.string()); }
-
   std::shared_ptr<data_dir_anchor> anchor_;
   std::shared_ptr<const brook::clock> clock_;
-  fs::path path_;
 };
 
 }  // namespace brook

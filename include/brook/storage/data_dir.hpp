@@ -76,13 +76,25 @@ class data_dir;
 
 /// What outlives a data_dir for the clients built on it (data_dir_source, data_dir_target):
 /// the directory's address, which its destructor clears under `mu` (waiting for calls in
-/// flight), and its notifier, which a blocked poll still waits on. A client that finds
-/// `dir` null reports errc::closed: destroying a data_dir while a consumer polls is safe.
-/// Thread-safety: `dir` only under `mu` (shared to use it, exclusive to clear it).
+/// flight), and its notifier, which a blocked poll still waits on. The members answer for
+/// the directory while it lives and report errc::closed once it is closed or destroyed, so
+/// destroying a data_dir while a consumer polls is safe.
+/// Thread-safety: thread-safe; `dir` only under `mu` (shared to use it, exclusive to clear it).
 struct data_dir_anchor {
-  std::shared_mutex mu;
+  mutable std::shared_mutex mu;
   data_dir* dir = nullptr;
   std::shared_ptr<brook::notifier> notify;
+  fs::path path;
+
+  /// data_dir::metadata_version(), 0 once the directory is gone.
+  std::uint64_t metadata_version() const;
+  result<std::int32_t> partition_count(const std::string& topic) const;
+  /// data_dir::get_partition(), or closed once close() has begun: a poll woken by close()
+  /// learns why, instead of finding nothing until its timeout.
+  result<std::shared_ptr<partition>> get_partition(const std::string& topic, partition_id p) const;
+
+ private:
+  error gone() const { return make_error(errc::closed, "{}: data directory is closed", path.string()); }
 };
 
 class data_dir {
@@ -218,6 +230,24 @@ class data_dir {
   bool hk_stop_ = false;
   std::optional<error> hk_last_error_;
 };
+
+inline std::uint64_t data_dir_anchor::metadata_version() const {
+  std::shared_lock l(mu);
+  return dir ? dir->metadata_version() : 0;
+}
+
+inline result<std::int32_t> data_dir_anchor::partition_count(const std::string& topic) const {
+  std::shared_lock l(mu);
+  if (!dir) return gone();
+  return dir->partition_count(topic);
+}
+
+inline result<std::shared_ptr<partition>> data_dir_anchor::get_partition(const std::string& topic,
+                                                                         partition_id p) const {
+  std::shared_lock l(mu);
+  if (!dir || dir->closed()) return gone();
+  return dir->get_partition(topic, p);
+}
 
 }  // namespace brook
 

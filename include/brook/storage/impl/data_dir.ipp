@@ -219,6 +219,7 @@ BROOK_DECL data_dir::data_dir(fs::path dir, data_dir_options opts)
       anchor_(std::make_shared<data_dir_anchor>()) {
   anchor_->dir = this;
   anchor_->notify = notify_;
+  anchor_->path = dir_;
 }
 
 BROOK_DECL result<void> data_dir::maybe_compact(partition& p) {
