@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <memory>
 
 #include <brook/storage/data_dir.hpp>
 #include <brook/testing/faulty_file_system.hpp>
 #include <brook/testing/manual_clock.hpp>
 
+#include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
@@ -304,6 +307,60 @@ TEST_CASE("a topic deletion interrupted by a crash is finished on open, not adop
   CHECK(dd->list_topics() == std::vector<std::string>{"kept"});
   CHECK_FALSE(fs::exists(t.path() / "gone-0"));
   CHECK_FALSE(fs::exists(t.path() / "gone-1"));
+}
+
+TEST_CASE("a topic change that fails at any I/O call is whole or absent after a reopen", "[storage][data_dir]") {
+  // Issue 11: a create_topic that failed part-way on a broken disk left directories that the
+  // next open adopted as a topic with part of its partitions, or refused to open over; a
+  // failed create_partitions came back with part of its new partitions; a delete_topic whose
+  // first save failed kept its deletion mark on a live topic, so a later open deleted
+  // records acknowledged after it.
+  enum class change { create, grow, remove };
+  const change op = GENERATE(change::create, change::grow, change::remove);
+  std::uint64_t failed = 0;
+  for (std::uint64_t n = 1;; ++n) {
+    INFO("the change fails from mutating call " << n);
+    test::scratch_dir t;  // tmpfs where there is one: dozens of directories, each fsynced
+    auto files = std::make_shared<testing::faulty_file_system>();
+    data_dir_options o;
+    o.defaults.files = files;
+    o.defaults.segment_index_bytes = 4096;
+    auto dd = open_dd(t.path(), o);
+    REQUIRE(dd->create_topic("kept"));
+    if (op != change::create) REQUIRE(dd->create_topic("t"));
+    files->fail_at(n, EIO, /*sticky=*/true);
+    auto r = op == change::create ? dd->create_topic("t", parts(3))
+             : op == change::grow ? dd->create_partitions("t", 3)
+                                  : dd->delete_topic("t");
+    files->revive();
+    if (r) break;  // n is past the change's last call
+    ++failed;
+    CHECK(r.error() == errc::kafka_storage_error);
+    // Every partition the directory still offers takes a record; another change saves the configs.
+    std::map<std::string, std::size_t> acked;  // topic -> partitions written to
+    for (const auto& name : dd->list_topics()) {
+      for (std::int32_t p = 0; p < *dd->partition_count(name); ++p) {
+        auto b = test::make_batch(1);
+        REQUIRE((*dd->get_partition(name, partition_id(p)))->append(b));
+      }
+      acked[name] = static_cast<std::size_t>(*dd->partition_count(name));
+    }
+    REQUIRE(dd->create_topic("later"));
+    REQUIRE(dd->close());
+    auto again = data_dir::open(t.path());
+    REQUIRE(again);
+    const auto count = (*again)->partition_count("t");
+    if (op == change::create) CHECK((!count || *count == 3));
+    if (op == change::grow) CHECK((count && (*count == 1 || *count == 3)));
+    if (op == change::remove) CHECK((!count || *count == 1));
+    for (const auto& [name, n_parts] : acked) {
+      auto d = (*again)->describe_topic(name);
+      REQUIRE(d);
+      REQUIRE(d->partitions.size() >= n_parts);
+      for (std::size_t p = 0; p < n_parts; ++p) CHECK(d->partitions[p].log_end == offset(1));
+    }
+  }
+  CHECK(failed > 3);
 }
 
 TEST_CASE("a read-only view of a topic still being created shows the partitions so far", "[storage][data_dir]") {

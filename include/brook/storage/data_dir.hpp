@@ -132,7 +132,9 @@ class data_dir {
 
   /// Errors: invalid_topic (also for Kafka's internal topic names, which only brook
   /// creates: create_internal_topic), invalid_partitions, invalid_config,
-  /// topic_already_exists.
+  /// topic_already_exists, kafka_storage_error (an I/O error: the topic is not in this
+  /// data_dir, and a reopen finds it whole, with all its partitions and configs, or not
+  /// at all; a later create_topic of the name is allowed).
   result<void> create_topic(const std::string& name, topic_config tc = {});
   /// create_topic for one of Kafka's internal topics (is_internal_topic), for the group
   /// coordinator and replicas. REQUIRES: is_internal_topic(name).
@@ -143,11 +145,14 @@ class data_dir {
   result<topic_description> describe_topic(const std::string& name) const;
 
   /// Grows a topic to `total` partitions (Kafka's CreatePartitions). invalid_partitions if
-  /// total is not larger than the current count.
+  /// total is not larger than the current count. On an I/O error (kafka_storage_error) the
+  /// topic keeps its count here, and a reopen finds the old count or `total`, never between.
   result<void> create_partitions(const std::string& name, std::int32_t total);
 
   /// Closes and removes every partition of the topic. Holders of its partitions keep
-  /// reading what they have; new lookups get unknown_topic_or_partition.
+  /// reading what they have; new lookups get unknown_topic_or_partition. On an I/O error
+  /// (kafka_storage_error) the topic is gone from this data_dir all the same, and a reopen
+  /// finds it whole or finishes deleting it.
   result<void> delete_topic(const std::string& name);
 
   result<std::int32_t> partition_count(const std::string& name) const;
@@ -184,19 +189,27 @@ class data_dir {
 
   data_dir(fs::path dir, data_dir_options opts);
 
-  /// Marks a topic whose deletion is under way in the topic-configs file.
+  /// Marks a topic whose deletion (or creation) is under way in the topic-configs file: the
+  /// next open removes its directories.
   static constexpr const char* deleting_key = "brook.deleting";
+  /// Marks a topic whose growth is under way in the topic-configs file: the next open
+  /// removes its directories past its partition count.
+  static constexpr const char* growing_key = "brook.growing";
 
   /// Runs a cleaner pass on a compacted partition whose dirty ratio calls for one.
   static result<void> maybe_compact(partition& p);
 
   /// create_topic without the internal-name check.
   result<void> create_any_topic(const std::string& name, topic_config tc);
-  /// Closes and removes partitions created by a create_topic that then failed.
-  void remove_partitions(const std::vector<std::shared_ptr<partition>>& parts);
+  /// Closes the partitions of a topic change that failed and removes the topic's
+  /// directories from partition `keep` on; once they are gone the change is finished.
+  void undo_partitions(const std::string& name, std::int32_t keep,
+                       const std::vector<std::shared_ptr<partition>>& parts);
+  /// Removes what an earlier failed change of the topic left (unfinished_), if anything.
+  result<void> finish_unfinished(const std::string& name);
 
-  /// Removes every `<name>-<n>` directory of a topic.
-  result<void> remove_partition_dirs(const std::string& name);
+  /// Removes every `<name>-<n>` directory of a topic with n >= from.
+  result<void> remove_partition_dirs(const std::string& name, std::int32_t from = 0);
 
   static brook::error unknown_topic(const std::string& name);
   result<void> writable() const;
@@ -219,8 +232,12 @@ class data_dir {
   std::shared_ptr<brook::notifier> notify_;
   std::shared_ptr<data_dir_anchor> anchor_;
   file_handle lock_;
-  mutable std::shared_mutex mu_;  // guards topics_ and closed_
+  mutable std::shared_mutex mu_;  // guards topics_, unfinished_ and closed_
   std::map<std::string, topic_state> topics_;
+  // Topic changes that failed part-way and may have left directories: topic -> partitions to
+  // keep (0: the whole topic goes). Every save of topic-configs records them (deleting_key,
+  // growing_key), so that the next open removes what they left, never adopts it.
+  std::map<std::string, std::int32_t> unfinished_;
   bool closed_ = false;
   std::atomic<std::uint64_t> meta_version_{0};
 

@@ -46,21 +46,29 @@ BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topi
   if (topics_.count(name)) return make_error(errc::topic_already_exists, "topic '{}' already exists", name);
   // Partition directories of another topic with a '-' could collide only with a topic of the
   // same name, which is refused above.
+  BROOK_TRY(finish_unfinished(name));
+  // Recorded as a deletion until its partitions exist: an error or a crash part-way leaves
+  // directories for the next open to remove, never to adopt as a topic.
+  unfinished_[name] = 0;
+  BROOK_TRY(save_configs_locked());
   topic_state ts;
   ts.config = std::move(tc);
   ts.log_config = cfg;
   for (std::int32_t p = 0; p < ts.config.partitions; ++p) {
     auto part = open_partition(name, partition_id(p), ts.log_config);
     if (!part) {
-      remove_partitions(ts.partitions);  // leave no directory behind to be adopted later
+      undo_partitions(name, 0, ts.partitions);
       return part.error();
     }
     ts.partitions.push_back(std::move(*part));
   }
   topics_.emplace(name, std::move(ts));
+  unfinished_.erase(name);
   if (auto r = save_configs_locked(); !r) {
-    remove_partitions(topics_[name].partitions);
+    // The file holds the topic or still its deletion: leave the directories to the next open.
+    for (const auto& p : topics_[name].partitions) (void)p->log().close();
     topics_.erase(name);
+    unfinished_[name] = 0;
     return r;
   }
   bump_metadata();
@@ -103,14 +111,30 @@ BROOK_DECL result<void> data_dir::create_partitions(const std::string& name, std
   if (total <= ts.config.partitions)
     return make_error(errc::invalid_partitions, "topic '{}' has {} partitions; the new count {} must be larger", name,
                       ts.config.partitions, total);
-  std::vector<std::shared_ptr<partition>> parts = ts.partitions;
-  for (std::int32_t p = ts.config.partitions; p < total; ++p) {
-    BROOK_TRY_ASSIGN(auto part, open_partition(name, partition_id(p), ts.log_config));
-    parts.push_back(std::move(part));
-  }
-  ts.partitions = std::move(parts);
-  ts.config.partitions = total;
+  const std::int32_t before = ts.config.partitions;
+  BROOK_TRY(finish_unfinished(name));
+  // Until the new count is saved, the file says that directories past `before` are strays.
+  unfinished_[name] = before;
   BROOK_TRY(save_configs_locked());
+  std::vector<std::shared_ptr<partition>> added;
+  for (std::int32_t p = before; p < total; ++p) {
+    auto part = open_partition(name, partition_id(p), ts.log_config);
+    if (!part) {
+      undo_partitions(name, before, added);
+      return part.error();
+    }
+    added.push_back(std::move(*part));
+  }
+  ts.config.partitions = total;
+  unfinished_.erase(name);
+  if (auto r = save_configs_locked(); !r) {
+    // The file holds either count: leave the directories to the next open.
+    ts.config.partitions = before;
+    unfinished_[name] = before;
+    for (const auto& p : added) (void)p->log().close();
+    return r;
+  }
+  ts.partitions.insert(ts.partitions.end(), added.begin(), added.end());
   bump_metadata();
   return ok();
 }
@@ -120,16 +144,21 @@ BROOK_DECL result<void> data_dir::delete_topic(const std::string& name) {
   BROOK_TRY(writable());
   auto it = topics_.find(name);
   if (it == topics_.end()) return unknown_topic(name);
-  // Record the intent first: a crash part-way leaves a topic marked for deletion, which the
-  // next open finishes deleting, never orphan directories that would be adopted as a topic.
-  it->second.config.overrides[deleting_key] = "true";
-  BROOK_TRY(save_configs_locked());
+  // From here the topic is gone from this data_dir, and every save of topic-configs records
+  // its deletion until its directories are gone: an error or a crash part-way leaves a
+  // deletion the next open finishes, never orphan directories adopted as a topic.
   auto parts = std::move(it->second.partitions);
   topics_.erase(it);
-  for (const auto& p : parts) BROOK_TRY(p->log().close());
-  BROOK_TRY(remove_partition_dirs(name));
-  BROOK_TRY(save_configs_locked());
+  unfinished_[name] = 0;
   bump_metadata();
+  // Its records are being deleted: a failed flush loses nothing anyone reads again.
+  for (const auto& p : parts) (void)p->log().close();
+  BROOK_TRY(save_configs_locked());
+  BROOK_TRY(remove_partition_dirs(name));
+  unfinished_.erase(name);
+  // A deletion mark that names no directory is harmless (the next open drops it), so the
+  // deletion is done even if this save fails.
+  (void)save_configs_locked();
   return ok();
 }
 
@@ -233,18 +262,28 @@ BROOK_DECL result<void> data_dir::maybe_compact(partition& p) {
   return ok();
 }
 
-BROOK_DECL void data_dir::remove_partitions(const std::vector<std::shared_ptr<partition>>& parts) {
-  for (const auto& p : parts) {
-    (void)p->log().close();
-    (void)files().remove_all(p->log().dir());
-  }
+BROOK_DECL void data_dir::undo_partitions(const std::string& name, std::int32_t keep,
+                                          const std::vector<std::shared_ptr<partition>>& parts) {
+  for (const auto& p : parts) (void)p->log().close();
+  if (remove_partition_dirs(name, keep)) unfinished_.erase(name);
 }
 
-BROOK_DECL result<void> data_dir::remove_partition_dirs(const std::string& name) {
+BROOK_DECL result<void> data_dir::finish_unfinished(const std::string& name) {
+  auto it = unfinished_.find(name);
+  if (it == unfinished_.end()) return ok();
+  // The file may still name the directories (the save that marked them failed): mark first.
+  BROOK_TRY(save_configs_locked());
+  BROOK_TRY(remove_partition_dirs(name, it->second));
+  unfinished_.erase(it);
+  return ok();
+}
+
+BROOK_DECL result<void> data_dir::remove_partition_dirs(const std::string& name, std::int32_t from) {
   BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
   for (const auto& de : entries) {
     auto tp = parse_partition_dir(de.path.filename().string());
-    if (de.kind == file_kind::directory && tp && tp->first == name) BROOK_TRY(files().remove_all(de.path));
+    if (de.kind == file_kind::directory && tp && tp->first == name && tp->second >= from)
+      BROOK_TRY(files().remove_all(de.path));
   }
   return files().sync_directory(dir_);
 }
@@ -276,6 +315,11 @@ BROOK_DECL result<std::shared_ptr<partition>> data_dir::open_partition(const std
 BROOK_DECL result<void> data_dir::save_configs_locked() {
   std::map<std::string, topic_config> all;
   for (const auto& [n, ts] : topics_) all[n] = ts.config;
+  for (const auto& [n, keep] : unfinished_) {
+    BROOK_ASSERT(keep == 0 ? !topics_.count(n) : all[n].partitions == keep,
+                 "{}: unfinished change of topic '{}' keeps {} partitions", dir_.string(), n, keep);
+    all[n].overrides[keep == 0 ? deleting_key : growing_key] = "true";
+  }
   return replace_file(files(), dir_ / configs_file, detail::format_topic_configs(all));
 }
 
@@ -319,6 +363,12 @@ BROOK_DECL result<void> data_dir::load() {
   // (a copied Kafka log dir) are adopted with default settings. Open never creates a
   // partition: a topic is adopted only when its directories are exactly 0..n-1, and a
   // configured topic must have all of its directories (checked below).
+  // A growth under way (create_partitions failed or crashed part-way): directories past the
+  // saved count are strays, removed below rather than adopted.
+  std::map<std::string, std::int32_t> growing;  // topic -> partitions to keep
+  for (auto& [t, tc] : configs)
+    if (tc.overrides.erase(growing_key) > 0) growing[t] = tc.partitions;
+  std::vector<fs::path> strays;
   std::map<std::string, std::int32_t> seen;   // topic -> highest partition + 1
   std::map<std::string, std::int32_t> count;  // topic -> partition directories
   BROOK_TRY_ASSIGN(const auto entries, files().list(dir_));
@@ -330,8 +380,16 @@ BROOK_DECL result<void> data_dir::load() {
     if (!tp || !validate_topic_name(tp->first))
       return make_error(errc::kafka_storage_error, "{}: directory '{}' is not a <topic>-<partition> directory",
                         dir_.string(), name);
+    if (auto g = growing.find(tp->first); g != growing.end() && tp->second >= g->second) {
+      strays.push_back(de.path);
+      continue;
+    }
     seen[tp->first] = std::max(seen[tp->first], tp->second + 1);
     ++count[tp->first];
+  }
+  if (!strays.empty() && !opts_.read_only) {
+    for (const auto& p : strays) BROOK_TRY(files().remove_all(p));
+    BROOK_TRY(files().sync_directory(dir_));
   }
   for (const auto& [t, n] : seen)
     if (count[t] != n && !configs.count(t))
@@ -366,8 +424,9 @@ BROOK_DECL result<void> data_dir::load() {
     for (std::int32_t p = 0; p < tc.partitions; ++p) {
       fs::path pd = dir_ / fmt::format("{}-{}", name, p);
       if (!files().exists(pd).value_or(false)) {
-        // A read-only view of a topic the owner is still creating: show the partitions
-        // that exist so far (partition n is always at index n).
+        // A read-only view of a topic whose directories the owner is still creating (or
+        // someone removed): show the partitions that exist so far (partition n is always at
+        // index n).
         if (opts_.read_only) {
           ts.config.partitions = p;
           break;
@@ -382,7 +441,7 @@ BROOK_DECL result<void> data_dir::load() {
     }
     topics_.emplace(name, std::move(ts));
   }
-  if ((adopted || finished_deletes) && !opts_.read_only) BROOK_TRY(save_configs_locked());
+  if ((adopted || finished_deletes || !growing.empty()) && !opts_.read_only) BROOK_TRY(save_configs_locked());
   return ok();
 }
 
