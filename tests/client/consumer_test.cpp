@@ -332,6 +332,32 @@ TEST_CASE("a damaged header: the intact batches before it, then corrupt_message"
   CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte 72"));
 }
 
+TEST_CASE("a hole before an empty segment is skipped, never an error", "[client][consumer]") {
+  // The log ends at 5000 with offsets 5..4999 absent (as after a follower's roll to a far
+  // offset whose append then failed). Before, poll reported corrupt_message at offset 5.
+  fixture f(1);
+  f.fill(0, 5);
+  f.dd.reset();
+  { std::ofstream(f.t.path() / "t-0" / "00000000000000005000.log"); }
+  data_dir_options o;
+  o.defaults.clock = f.clock;
+  auto reopened = data_dir::open(f.t.path(), o);
+  REQUIRE_OK(reopened);
+  f.dd = std::move(*reopened);
+  consumer c(*f.dd, earliest());
+  REQUIRE(c.assign({tp(0)}));
+  CHECK(drain(c, 5).size() == 5);
+  auto empty = c.poll(0ms);
+  REQUIRE_OK(empty);
+  CHECK(empty->empty());
+  CHECK(*c.position(tp(0)) == offset(5000));
+  f.fill(0, 2);
+  auto after = drain(c, 2);
+  REQUIRE(after.size() == 2);
+  CHECK(after[0].offset == offset(5000));
+  CHECK(after[1].value == "0:1");
+}
+
 TEST_CASE("seek_to_beginning and seek_to_end are resolved at the next poll, as in Kafka", "[client][consumer]") {
   fixture f(1);
   f.fill(0, 5);

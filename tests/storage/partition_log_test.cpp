@@ -11,6 +11,7 @@
 #include <brook/testing/crash.hpp>
 #include <brook/testing/manual_clock.hpp>
 
+#include "support/checks.hpp"
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
@@ -707,6 +708,32 @@ TEST_CASE("a log start past the log end is ignored unless flushed data below it 
     CHECK(log->log_start_offset().value() == 3);
     CHECK_THAT(events_of(*log), Catch::Contains("log start 8 is past the log end 3, and recovery cut data below it"));
   }
+}
+
+TEST_CASE("a read in a hole before an empty segment is an empty slice that skips the hole",
+          "[storage][partition_log]") {
+  temp_dir t;
+  const auto dir = t / "t-0";
+  {
+    auto log = open_log(dir);
+    append_n(*log, 3);
+    REQUIRE(log->close());
+  }
+  std::ofstream(dir / "00000000000000005000.log");
+  auto log = open_log(dir);
+  REQUIRE(log->log_end_offset().value() == 5000);
+  auto s = log->read(offset(3));  // corrupt_message before: "no batch holds offset 3 ..."
+  REQUIRE_OK(s);
+  CHECK(s->empty());
+  CHECK(s->next_offset().value() == 5000);
+  auto bounded = log->read(offset(3), {.max_offset = offset(4000)});
+  REQUIRE_OK(bounded);
+  CHECK(bounded->empty());
+  CHECK(bounded->next_offset().value() == 4000);  // never past what the caller may see
+  append_n(*log, 2);
+  auto next = log->read(offset(3));
+  REQUIRE_OK(next);
+  CHECK(next->next_offset().value() == 5002);  // the batch after the hole
 }
 
 TEST_CASE("delete_records_before flushes the records below the new log start before checkpointing it",

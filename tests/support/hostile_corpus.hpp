@@ -111,6 +111,8 @@ struct variant {
   /// The named code `brook verify` reports (exit 1); none: it exits 0. verify is stricter
   /// than an open: it checks every CRC and every index entry.
   std::optional<std::string> verify_finds;
+  /// What verify finds stays after `verify --repair` (a hole: nothing can fill it).
+  bool repair_keeps_problem = false;
 };
 
 // ------------------------------------------------------------------ batch header fields
@@ -278,6 +280,14 @@ inline std::vector<variant> file_variants() {
         f + ": a directory", [f](const sfs::path& d) { sfs::remove(d / f), sfs::create_directory(d / f); }, all());
     v.back().verify_finds = "CORRUPT_MESSAGE";
   }
+  // A hole before an empty segment (a follower's roll to a far offset whose append then
+  // failed, or segments removed by hand): kept, as Kafka's loader keeps it. A reader gets
+  // every record, then an empty read that skips the hole instead of an error or a stall.
+  same(
+      "an empty segment past a hole", [](const sfs::path& d) { write_text(d / "00000000000000005000.log", ""); },
+      all());
+  v.back().verify_finds = "KAFKA_STORAGE_ERROR";  // verify names the hole; no repair can fill it
+  v.back().repair_keeps_problem = true;
   // Names that are not what they claim: named errors, never a hang or a crash.
   same(
       "a symlink loop named like a segment",

@@ -93,8 +93,14 @@ void check_repair(const variant& v, const fs::path& dir) {
     CHECK(snapshot(dir) == before);
     r = brook_cli({"verify", dir.string(), "--repair", "--yes"});
   }
-  CHECK(r.exit_code == 0);
-  check_verify(dir, std::nullopt);
+  if (v.repair_keeps_problem) {
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "still damaged after repair"));
+    CHECK(contains(r.err, *v.verify_finds));
+  } else {
+    CHECK(r.exit_code == 0);
+    check_verify(dir, std::nullopt);
+  }
   check_consume(dir, want);
 }
 

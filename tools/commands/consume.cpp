@@ -188,7 +188,11 @@ int run_consume(const parsed_args& args) {
     while (printed < max_records && next < log->log_end_offset()) {
       auto s = log->read(next);
       if (!s) return fail(s.error());
-      if (s->empty()) break;
+      if (s->empty()) {
+        if (s->next_offset() <= next) break;
+        next = s->next_offset();  // offsets in a hole before an empty segment: none exists
+        continue;
+      }
       // Batch by batch rather than slice.for_each_record, so that --max-records stops
       // before validating (and failing on) batches it will not print.
       const auto bytes = s->bytes();

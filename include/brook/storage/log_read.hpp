@@ -41,11 +41,15 @@ inline result<log_slice> read_segments(const segment_list& segs, offset start, o
     return make_error(errc::offset_out_of_range,
                       "{}: offset {} is below the oldest segment (base {}): the log start moved", dir.string(), start,
                       seg->base_offset());
+  offset skip_to = start;
   for (; seg; seg = segs.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
     BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
     if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, max_bytes);
+    // An empty segment past `start` (the active one after a hole): nothing below its base
+    // exists, so the next read starts there.
+    if (seg->empty() && seg->base_offset() > start) skip_to = std::min(seg->base_offset(), bound);
   }
-  return log_slice(nullptr, file_pos{0}, 0, start, start);
+  return log_slice(nullptr, file_pos{0}, 0, start, skip_to);
 }
 
 /// The first record of `segs` at or after `log_start` and below `bound` whose timestamp is

@@ -169,7 +169,11 @@ BROOK_DECL result<void> consumer::fetch_into(consumer_records& out, std::size_t&
     auto slice = read_from_position(tp, s, ro);
     if (!slice && skip_for_now(slice.error())) continue;
     if (!slice) return slice.error();
-    if (slice->empty()) continue;
+    if (slice->empty()) {
+      // Offsets in a hole before an empty segment: none of them exists, so move past them.
+      if (slice->next_offset() > *s.position) s.position = slice->next_offset();
+      continue;
+    }
     const std::string* topic = out.intern(tp.topic);
     offset next = *s.position;
     const std::size_t room = cfg_.max_poll_records - out.size();
