@@ -38,6 +38,7 @@
 #include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/fault_walk.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
@@ -135,11 +136,7 @@ std::vector<metadata_record> next_batch(std::mt19937_64& g, const cluster_image&
   return out;
 }
 
-struct run_result {
-  std::string failure;  // empty when every check held
-  std::uint64_t mutations = 0;
-  bool faulted = false;
-};
+using run_result = brook::test::fault_run;
 
 class scenario {
  public:
@@ -281,26 +278,5 @@ class scenario {
 
 TEST_CASE("metadata log: seeded disk faults at every I/O call lose no acknowledged append",
           "[replication][metadata_log][fault][scenario]") {
-  const auto one = brook::test::env_int("BROOK_FAULT_SEED");
-  const auto seeds = brook::test::env_int("BROOK_FAULT_SEEDS").value_or(8);
-  const std::uint64_t base = brook::test::seed_base();
-  std::size_t cases = 0, faulted = 0, failed = 0;
-  const std::uint64_t first = one ? static_cast<std::uint64_t>(*one) : base + 1;
-  const std::uint64_t last = one ? first : base + static_cast<std::uint64_t>(seeds);
-  for (std::uint64_t seed = first; seed <= last; ++seed) {
-    const run_result clean = scenario(seed, 0).run();
-    INFO("fault-free run of seed " << seed);
-    REQUIRE(clean.failure == "");
-    REQUIRE_FALSE(clean.faulted);
-    REQUIRE(clean.mutations > 20);
-    for (std::uint64_t n = 1; n <= clean.mutations + 1; ++n) {
-      const run_result r = scenario(seed, n).run();
-      ++cases;
-      if (r.faulted) ++faulted;
-      if (!r.failure.empty() && ++failed <= 10) FAIL_CHECK(r.failure);
-    }
-  }
-  INFO(cases << " cases, " << faulted << " saw an error");
-  CHECK(failed == 0);
-  CHECK(faulted > cases / 2);  // the faults really landed on the workload
+  brook::test::walk_every_fault([](std::uint64_t seed, std::uint64_t n) { return scenario(seed, n).run(); }, 8);
 }

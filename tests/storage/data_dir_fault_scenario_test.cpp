@@ -43,6 +43,7 @@
 #include <brook/testing/manual_clock.hpp>
 
 #include "support/crash_helpers.hpp"
+#include "support/fault_walk.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
@@ -109,11 +110,7 @@ std::string match(std::vector<batch_m>& batches, const std::vector<std::string>&
   return {};
 }
 
-struct run_result {
-  std::string failure;  // empty when every check held
-  std::uint64_t mutations = 0;
-  bool faulted = false;
-};
+using run_result = brook::test::fault_run;
 
 class scenario {
  public:
@@ -371,26 +368,5 @@ class scenario {
 
 TEST_CASE("data_dir: seeded disk faults at every I/O call of topic operations lose nothing acknowledged",
           "[storage][data_dir][fault][scenario]") {
-  const auto one = brook::test::env_int("BROOK_FAULT_SEED");
-  const auto seeds = brook::test::env_int("BROOK_FAULT_SEEDS").value_or(3);
-  const std::uint64_t base = brook::test::seed_base();
-  std::size_t cases = 0, faulted = 0, failed = 0;
-  const std::uint64_t first = one ? static_cast<std::uint64_t>(*one) : base + 1;
-  const std::uint64_t last = one ? first : base + static_cast<std::uint64_t>(seeds);
-  for (std::uint64_t seed = first; seed <= last; ++seed) {
-    const run_result clean = scenario(seed, 0).run();
-    INFO("fault-free run of seed " << seed);
-    REQUIRE(clean.failure == "");
-    REQUIRE_FALSE(clean.faulted);
-    REQUIRE(clean.mutations > 20);
-    for (std::uint64_t n = 1; n <= clean.mutations + 1; ++n) {
-      const run_result r = scenario(seed, n).run();
-      ++cases;
-      if (r.faulted) ++faulted;
-      if (!r.failure.empty() && ++failed <= 10) FAIL_CHECK(r.failure);
-    }
-  }
-  INFO(cases << " cases, " << faulted << " saw an error");
-  CHECK(failed == 0);
-  CHECK(faulted > cases / 2);  // the faults really landed on the workload
+  brook::test::walk_every_fault([](std::uint64_t seed, std::uint64_t n) { return scenario(seed, n).run(); }, 3);
 }
