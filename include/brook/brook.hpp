@@ -87,6 +87,12 @@
 #include <brook/replication/replica_fetcher.hpp>
 #include <brook/replication/cluster.hpp>
 
+// protocol
+#include <brook/protocol/api_keys.hpp>
+#include <brook/protocol/frame.hpp>
+#include <brook/protocol/request_header.hpp>
+#include <brook/protocol/response_header.hpp>
+
 // embedded
 #include <brook/embedded/node.hpp>
 // clang-format on
