@@ -91,6 +91,7 @@
 #include <brook/protocol/api_keys.hpp>
 #include <brook/protocol/api_versions.hpp>
 #include <brook/protocol/frame.hpp>
+#include <brook/protocol/metadata.hpp>
 #include <brook/protocol/request_header.hpp>
 #include <brook/protocol/response_header.hpp>
 
