@@ -90,7 +90,9 @@
 // protocol
 #include <brook/protocol/api_keys.hpp>
 #include <brook/protocol/api_versions.hpp>
+#include <brook/protocol/find_coordinator.hpp>
 #include <brook/protocol/frame.hpp>
+#include <brook/protocol/heartbeat.hpp>
 #include <brook/protocol/metadata.hpp>
 #include <brook/protocol/request_header.hpp>
 #include <brook/protocol/response_header.hpp>

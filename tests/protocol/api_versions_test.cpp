@@ -5,38 +5,27 @@
 #include <brook/protocol/api_versions.hpp>
 
 #include "support/checks.hpp"
+#include "support/wire_bytes.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
-
-namespace {
-std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
-  std::vector<std::byte> out;
-  for (int b : v) out.push_back(static_cast<std::byte>(b));
-  return out;
-}
-template <typename T>
-std::vector<std::byte> enc(const T& m, std::int16_t v) {
-  auto b = codec::encode(m, v);
-  REQUIRE_OK(b);
-  return *b;
-}
-}  // namespace
+using brook::test::bytes_of;
+using brook::test::encoded;
 
 TEST_CASE("ApiVersions byte for byte: classic and flexible", "[protocol][api_versions]") {
   api_versions_response r;
   r.api_keys = {{18, 0, 3}};
-  CHECK(enc(r, 0) == bytes_of({0, 0, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
+  CHECK(encoded(r, 0) == bytes_of({0, 0, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
   r.throttle_time_ms = 7;
-  CHECK(enc(r, 1) == bytes_of({0, 0, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3, 0, 0, 0, 7}));
+  CHECK(encoded(r, 1) == bytes_of({0, 0, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3, 0, 0, 0, 7}));
   // v3: a compact array (count + 1), a tagged section per element, then one for the body.
-  CHECK(enc(r, 3) == bytes_of({0, 0, 2, 0, 18, 0, 0, 0, 3, 0, 0, 0, 0, 7, 0}));
+  CHECK(encoded(r, 3) == bytes_of({0, 0, 2, 0, 18, 0, 0, 0, 3, 0, 0, 0, 0, 7, 0}));
   r.finalized_features_epoch = 5;  // tagged field 1, written only when not its default -1
-  CHECK(enc(r, 3) == bytes_of({0, 0, 2, 0, 18, 0, 0, 0, 3, 0, 0, 0, 0, 7, 1, 1, 8, 0, 0, 0, 0, 0, 0, 0, 5}));
+  CHECK(encoded(r, 3) == bytes_of({0, 0, 2, 0, 18, 0, 0, 0, 3, 0, 0, 0, 0, 7, 1, 1, 8, 0, 0, 0, 0, 0, 0, 0, 5}));
   api_versions_request q{"kcat", "1.7"};
-  CHECK(enc(q, 2).empty());
-  CHECK(enc(q, 3) == bytes_of({5, 'k', 'c', 'a', 't', 4, '1', '.', '7', 0}));
-  auto back = codec::decode<api_versions_request>(enc(q, 4), 4);
+  CHECK(encoded(q, 2).empty());
+  CHECK(encoded(q, 3) == bytes_of({5, 'k', 'c', 'a', 't', 4, '1', '.', '7', 0}));
+  auto back = codec::decode<api_versions_request>(encoded(q, 4), 4);
   REQUIRE_OK(back);
   CHECK(*back == q);
 }
@@ -44,8 +33,8 @@ TEST_CASE("ApiVersions byte for byte: classic and flexible", "[protocol][api_ver
 TEST_CASE("an unsupported ApiVersions version gets a v0 answer naming the supported range",
           "[protocol][api_versions]") {
   const auto a = unsupported_version_answer(codec::between(0, 3));
-  CHECK(enc(a, 0) == bytes_of({0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
-  auto back = codec::decode<api_versions_response>(enc(a, 0), 0);
+  CHECK(encoded(a, 0) == bytes_of({0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
+  auto back = codec::decode<api_versions_response>(encoded(a, 0), 0);
   REQUIRE_OK(back);
   CHECK(back->error_code == 35);
   REQUIRE(back->api_keys.size() == 1);
@@ -68,11 +57,11 @@ TEST_CASE("ApiVersions round-trips at every version and refuses damage with name
         r.finalized_features_epoch = g() % 2 ? -1 : static_cast<std::int64_t>(g() % 100);
         r.zk_migration_ready = g() % 2 == 0;
       }
-      const auto b = enc(r, v);
+      const auto b = encoded(r, v);
       auto back = codec::decode<api_versions_response>(b, v);
       REQUIRE_OK(back);
       CHECK(*back == r);
-      CHECK(enc(*back, v) == b);
+      CHECK(encoded(*back, v) == b);
       for (std::size_t n = 0; n < b.size(); ++n) {  // every truncation is a named error
         auto cut = codec::decode<api_versions_response>(std::span<const std::byte>(b.data(), n), v);
         REQUIRE_FALSE(cut);

@@ -5,22 +5,14 @@
 #include <brook/protocol/metadata.hpp>
 
 #include "support/checks.hpp"
+#include "support/wire_bytes.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
+using brook::test::bytes_of;
+using brook::test::encoded;
 
 namespace {
-std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
-  std::vector<std::byte> out;
-  for (int b : v) out.push_back(static_cast<std::byte>(b));
-  return out;
-}
-template <typename T>
-std::vector<std::byte> enc(const T& m, std::int16_t v) {
-  auto b = codec::encode(m, v);
-  REQUIRE_OK(b);
-  return *b;
-}
 metadata_request request_for(std::initializer_list<const char*> names) {
   metadata_request r;
   r.topics.emplace();
@@ -42,7 +34,7 @@ metadata_response random_response(std::mt19937_64& g, std::int16_t v) {
     metadata_response_topic mt;
     mt.error_code = static_cast<std::int16_t>(small(3));
     mt.name = v >= 12 && g() % 4 == 0 ? std::nullopt : std::optional<std::string>("topic-" + std::to_string(t));
-    if (v >= 10) mt.topic_id = uuid{static_cast<std::uint64_t>(g()), static_cast<std::uint64_t>(g())};
+    if (v >= 10) mt.topic_id = uuid::from_parts(g(), g());
     if (v >= 1) mt.is_internal = g() % 2 == 0;
     if (v >= 8) mt.topic_authorized_operations = small(100);
     for (int p = small(4); p > 0; --p) {
@@ -63,19 +55,19 @@ metadata_response random_response(std::mt19937_64& g, std::int16_t v) {
 }  // namespace
 
 TEST_CASE("Metadata requests byte for byte across the versions", "[protocol][metadata]") {
-  CHECK(enc(request_for({"a"}), 0) == bytes_of({0, 0, 0, 1, 0, 1, 'a'}));
+  CHECK(encoded(request_for({"a"}), 0) == bytes_of({0, 0, 0, 1, 0, 1, 'a'}));
   metadata_request all;
   all.topics.reset();
-  CHECK(enc(all, 1) == bytes_of({0xff, 0xff, 0xff, 0xff}));
+  CHECK(encoded(all, 1) == bytes_of({0xff, 0xff, 0xff, 0xff}));
   all.allow_auto_topic_creation = false;
-  CHECK(enc(all, 4) == bytes_of({0xff, 0xff, 0xff, 0xff, 0}));
+  CHECK(encoded(all, 4) == bytes_of({0xff, 0xff, 0xff, 0xff, 0}));
   // v9: compact array and string, tagged sections; IncludeCluster... (v8-10) and
   // IncludeTopic... (v8+) follow AllowAutoTopicCreation.
-  CHECK(enc(request_for({"a"}), 9) == bytes_of({2, 2, 'a', 0, 1, 0, 0, 0}));
+  CHECK(encoded(request_for({"a"}), 9) == bytes_of({2, 2, 'a', 0, 1, 0, 0, 0}));
   // v10: each topic carries its id first; v11 drops IncludeClusterAuthorizedOperations.
-  CHECK(enc(request_for({"a"}), 10) ==
+  CHECK(encoded(request_for({"a"}), 10) ==
         bytes_of({2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 'a', 0, 1, 0, 0, 0}));
-  CHECK(enc(request_for({"a"}), 11).size() == enc(request_for({"a"}), 10).size() - 1);
+  CHECK(encoded(request_for({"a"}), 11).size() == encoded(request_for({"a"}), 10).size() - 1);
 }
 
 TEST_CASE("Metadata: what a version cannot carry is refused, not dropped", "[protocol][metadata]") {
@@ -102,10 +94,10 @@ TEST_CASE("Metadata responses byte for byte at v0", "[protocol][metadata]") {
   t.name = "a";
   t.partitions.push_back({0, partition_id{0}, broker_id{1}, leader_epoch{-1}, {broker_id{1}}, {broker_id{1}}, {}});
   r.topics.push_back(t);
-  CHECK(enc(r, 0) == bytes_of({0, 0, 0, 1, 0, 0, 0, 1, 0,   1, 'h', 0, 0, 0x23, 0x84,        // brokers
-                               0, 0, 0, 1, 0, 0, 0, 1, 'a',                                  // topic "a", no error
-                               0, 0, 0, 1, 0, 0, 0, 0, 0,   0, 0,   0, 0, 1,                 // partition 0, leader 1
-                               0, 0, 0, 1, 0, 0, 0, 1, 0,   0, 0,   1, 0, 0,    0,    1}));  // replicas, isr
+  CHECK(encoded(r, 0) == bytes_of({0, 0, 0, 1, 0, 0, 0, 1, 0,   1, 'h', 0, 0, 0x23, 0x84,  // brokers
+                                   0, 0, 0, 1, 0, 0, 0, 1, 'a',                            // topic "a", no error
+                                   0, 0, 0, 1, 0, 0, 0, 0, 0,   0, 0,   0, 0, 1,           // partition 0, leader 1
+                                   0, 0, 0, 1, 0, 0, 0, 1, 0,   0, 0,   1, 0, 0,    0,    1}));  // replicas, isr
 }
 
 TEST_CASE("Metadata round-trips at every version and names damage", "[protocol][metadata]") {
@@ -114,21 +106,21 @@ TEST_CASE("Metadata round-trips at every version and names damage", "[protocol][
     INFO("v" << v);
     for (int trial = 0; trial < 30; ++trial) {
       const metadata_response r = random_response(g, v);
-      const auto b = enc(r, v);
+      const auto b = encoded(r, v);
       auto back = codec::decode<metadata_response>(b, v);
       REQUIRE_OK(back);
       CHECK(*back == r);
-      CHECK(enc(*back, v) == b);
+      CHECK(encoded(*back, v) == b);
       for (std::size_t n = 0; n < b.size(); n += 1 + b.size() / 64) {
         auto cut = codec::decode<metadata_response>(std::span<const std::byte>(b.data(), n), v);
         REQUIRE_FALSE(cut);
         CHECK(cut.error() == errc::corrupt_message);
       }
       metadata_request q = request_for({"x", "y"});
-      if (v >= 10) q.topics->push_back({uuid{1, 2}, std::nullopt});
+      if (v >= 10) q.topics->push_back({uuid::from_parts(1, 2), std::nullopt});
       if (v >= 4) q.allow_auto_topic_creation = g() % 2 == 0;
       if (v >= 8) q.include_topic_authorized_operations = true;
-      auto qb = enc(q, v);
+      auto qb = encoded(q, v);
       auto qback = codec::decode<metadata_request>(qb, v);
       REQUIRE_OK(qback);
       CHECK(*qback == q);

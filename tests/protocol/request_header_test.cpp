@@ -5,16 +5,14 @@
 #include <brook/protocol/request_header.hpp>
 
 #include "support/checks.hpp"
+#include "support/wire_bytes.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
+using brook::test::bytes_of;
+using brook::test::encoded;
 
 namespace {
-std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
-  std::vector<std::byte> out;
-  for (int b : v) out.push_back(static_cast<std::byte>(b));
-  return out;
-}
 std::vector<std::byte> written(const request_header& h) {
   codec::message_writer w;
   REQUIRE_OK(write_request_header(w, h));
