@@ -93,9 +93,11 @@
 #include <brook/protocol/find_coordinator.hpp>
 #include <brook/protocol/frame.hpp>
 #include <brook/protocol/heartbeat.hpp>
+#include <brook/protocol/leave_group.hpp>
 #include <brook/protocol/metadata.hpp>
 #include <brook/protocol/request_header.hpp>
 #include <brook/protocol/response_header.hpp>
+#include <brook/protocol/sync_group.hpp>
 
 // embedded
 #include <brook/embedded/node.hpp>
