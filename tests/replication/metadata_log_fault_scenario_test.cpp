@@ -170,8 +170,7 @@ class scenario {
 
  private:
   run_result fail(const std::string& what) {
-    out_.failure = fmt::format("seed {} fault at call {} ({}, {}): {}", seed_, nth_, err_ == ENOSPC ? "ENOSPC" : "EIO",
-                               sticky_ ? "sticky" : "once", what);
+    out_.failure = brook::test::fault_failure(seed_, nth_, err_, sticky_, what);
     return out_;
   }
 

@@ -111,8 +111,7 @@ run_result run(std::uint64_t seed, std::uint64_t nth) {
     return v;
   };
   auto fail = [&](std::string what) {
-    out.failure = fmt::format("seed {} fault at call {} ({}, {}): {}", seed, nth, err == ENOSPC ? "ENOSPC" : "EIO",
-                              sticky ? "sticky" : "once", what);
+    out.failure = brook::test::fault_failure(seed, nth, err, sticky, what);
     return out;
   };
   {  // a log that already holds records, written without faults

@@ -9,8 +9,11 @@
 // Thread-safety: call from the test's main thread (it uses Catch's macros).
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
+
+#include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 
@@ -25,6 +28,12 @@ struct fault_run {
   std::uint64_t mutations = 0;
   bool faulted = false;  ///< an injected error reached the workload
 };
+
+/// How a run names its failure: "seed S fault at call N (ENOSPC, sticky): what".
+inline std::string fault_failure(std::uint64_t seed, std::uint64_t nth, int err, bool sticky, const std::string& what) {
+  return fmt::format("seed {} fault at call {} ({}, {}): {}", seed, nth, err == ENOSPC ? "ENOSPC" : "EIO",
+                     sticky ? "sticky" : "once", what);
+}
 
 /// Calls run(seed, 0), then run(seed, n) for n = 1 .. its mutations + 1, for every seed; fails
 /// the test case on any failure (the first ten are printed) and unless more than half of the
