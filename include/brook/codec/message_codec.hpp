@@ -209,20 +209,29 @@ class message_reader {
   }
   result<void> nullable_bytes(const field_ref& f, std::optional<std::vector<std::byte>>& out) {
     const std::size_t start = pos_;
-    std::int32_t n = 0;
-    BROOK_TRY(int32(f, n));
-    if (n == -1) return set_null(out);
-    if (n < 0) return fail_at(start, f, "negative bytes length {}", n);
-    return take(f, start, static_cast<std::size_t>(n), out);
+    std::optional<std::size_t> n;
+    BROOK_TRY(bytes_length(f, false, n));
+    if (!n) return set_null(out);
+    return take(f, start, *n, out);
   }
   result<void> compact_nullable_bytes(const field_ref& f, std::optional<std::vector<std::byte>>& out) {
     const std::size_t start = pos_;
-    std::uint32_t n1 = 0;
-    BROOK_TRY(uvarint(f, n1));
-    if (n1 == 0) return set_null(out);
-    if (n1 - 1 > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max()))
-      return fail_at(start, f, "compact bytes length {} exceeds int32", n1 - 1);
-    return take(f, start, n1 - 1, out);
+    std::optional<std::size_t> n;
+    BROOK_TRY(bytes_length(f, true, n));
+    if (!n) return set_null(out);
+    return take(f, start, *n, out);
+  }
+  /// Nullable bytes, classic or compact, as a view of the reader's buffer (no copy): valid as
+  /// long as the buffer. nullopt when null.
+  result<void> nullable_bytes_view(const field_ref& f, bool compact, std::optional<std::span<const std::byte>>& out) {
+    const std::size_t start = pos_;
+    std::optional<std::size_t> n;
+    BROOK_TRY(bytes_length(f, compact, n));
+    if (!n) return set_null(out);
+    if (*n > remaining()) return fail_at(start, f, "{} bytes run past the end ({} left)", *n, remaining());
+    out = buf_.subspan(pos_, *n);
+    pos_ += *n;
+    return ok();
   }
 
   // ---- array counts; each element takes at least min_element_size bytes (0 counts as 1)
@@ -301,6 +310,25 @@ class message_reader {
     pos_ += consumed;
     return ok();
   }
+  // The length of nullable bytes: int32 (-1 null) or compact uvarint N+1 (0 null).
+  result<void> bytes_length(const field_ref& f, bool compact, std::optional<std::size_t>& out) {
+    const std::size_t start = pos_;
+    if (compact) {
+      std::uint32_t n1 = 0;
+      BROOK_TRY(uvarint(f, n1));
+      if (n1 == 0) return set_null(out);
+      if (n1 - 1 > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max()))
+        return fail_at(start, f, "compact bytes length {} exceeds int32", n1 - 1);
+      out = n1 - 1;
+      return ok();
+    }
+    std::int32_t n = 0;
+    BROOK_TRY(int32(f, n));
+    if (n == -1) return set_null(out);
+    if (n < 0) return fail_at(start, f, "negative bytes length {}", n);
+    out = static_cast<std::size_t>(n);
+    return ok();
+  }
   template <typename T>
   static result<void> set_null(std::optional<T>& out) {
     out.reset();
@@ -366,10 +394,23 @@ class message_reader {
   std::size_t pos_ = 0;
 };
 
+/// Bytes a written message refers to instead of holding: `size` bytes that belong at byte
+/// `at` of the writer's buffer (before what was written after them), kept by `source`, which
+/// only the type that wrote the reference interprets (protocol/records.hpp: a segment file
+/// range a server sends with sendfile).
+struct external_part {
+  std::size_t at = 0;
+  std::size_t size = 0;
+  const void* source = nullptr;
+};
+
 /// Appends message primitives to a byte vector. Thread-safety: one thread at a time.
 class message_writer {
  public:
+  /// Bytes in the buffer (external parts not counted).
   std::size_t size() const noexcept { return out_.size(); }
+  /// Bytes of the whole message: the buffer plus the external parts.
+  std::size_t message_size() const noexcept { return out_.size() + external_bytes_; }
 
   void int8(std::int8_t v) { out_.push_back(static_cast<std::byte>(v)); }
   void boolean(bool v) { int8(v ? 1 : 0); }
@@ -441,7 +482,20 @@ class message_writer {
   void no_tagged_fields() { uvarint(0); }
 
   void raw(std::span<const std::byte> b) { out_.insert(out_.end(), b.begin(), b.end()); }
-  std::vector<std::byte> finish() && { return std::move(out_); }
+  /// Marks `size` bytes kept by `source` as the message's next bytes, without copying them.
+  void external(std::size_t size, const void* source) {
+    externals_.push_back({out_.size(), size, source});
+    external_bytes_ += size;
+  }
+  /// The external parts, in message order.
+  const std::vector<external_part>& externals() const noexcept { return externals_; }
+  /// The buffer. REQUIRES: no external parts (the bytes would not be the message).
+  std::vector<std::byte> finish() && {
+    BROOK_ASSERT(externals_.empty(), "a message with {} external parts finished as plain bytes", externals_.size());
+    return std::move(out_);
+  }
+  /// The buffer, with or without external parts (see externals()).
+  std::vector<std::byte> release() && { return std::move(out_); }
 
  private:
   std::byte* grow(std::size_t n) {
@@ -455,6 +509,8 @@ class message_writer {
     out_.resize(at + encode(out_.data() + at));
   }
   std::vector<std::byte> out_;
+  std::vector<external_part> externals_;
+  std::size_t external_bytes_ = 0;
 };
 
 /// Collects tagged fields (each tag's value bytes) and writes the section in ascending tag

@@ -30,9 +30,12 @@
 // A nested struct (an array element or a struct field) lists its fields with
 // structure<T>(fields...) and takes versions and flexibility from the message.
 //
-// C++ member type -> Kafka type (classic / flexible encoding chosen per version):
+// C++ member type -> Kafka type (classic / flexible encoding chosen per version; a type
+// that is none of these may encode itself, see self_encoding):
 //   bool int8_t int16_t uint16_t int32_t uint32_t int64_t double uuid    as named
 //   strong_int<Tag, Rep> (offset, partition_id, ...)                     as Rep
+//   an enum (protocol::isolation_level, ...)                            as its underlying type,
+//                                                                        any value read as is
 //   std::string / std::optional<std::string>                             string / nullable string
 //   std::vector<std::byte> / std::optional<std::vector<std::byte>>       bytes / nullable bytes
 //   std::vector<E> / std::optional<std::vector<E>>                       [E] / nullable [E]
@@ -51,6 +54,7 @@
 // Thread-safety: the tables are constexpr values; every function is reentrant.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -194,6 +198,18 @@ struct context {
   bool flexible = false;
 };
 
+/// A member type that encodes itself: a Kafka type beyond the primitives above, such as the
+/// "records" of Produce and Fetch (protocol/records.hpp). It declares
+///   static result<void> kafka_write(message_writer&, const T&, const context&, const field_ref&,
+///                                   bool nullable);
+///   static result<void> kafka_read(message_reader&, T&, const context&, const field_ref&,
+///                                  bool nullable);
+///   static std::size_t kafka_min_size(const context&);   // its smallest encoding
+template <typename T>
+concept self_encoding = requires(const context& c) {
+  { T::kafka_min_size(c) } -> std::same_as<std::size_t>;
+};
+
 /// T's table, evaluated once at compile time.
 template <described T>
 inline constexpr auto schema_of = T::schema();
@@ -210,12 +226,15 @@ template <typename T>
 constexpr bool is_scalar_v =
     std::is_same_v<T, bool> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t> ||
     std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
-    std::is_same_v<T, std::int64_t> || std::is_same_v<T, double> || std::is_same_v<T, uuid> || is_strong_int<T>::value;
+    std::is_same_v<T, std::int64_t> || std::is_same_v<T, double> || std::is_same_v<T, uuid> ||
+    is_strong_int<T>::value || std::is_enum_v<T>;
 
 template <typename T>
 constexpr std::size_t scalar_size() noexcept {
   if constexpr (is_strong_int<T>::value) {
     return sizeof(typename T::rep);
+  } else if constexpr (std::is_enum_v<T>) {
+    return sizeof(std::underlying_type_t<T>);
   } else if constexpr (std::is_same_v<T, uuid>) {
     return 16;
   } else {
@@ -246,6 +265,8 @@ template <typename T>
 std::size_t min_size(const context& c) {
   if constexpr (is_scalar_v<T>) {
     return scalar_size<T>();
+  } else if constexpr (self_encoding<T>) {
+    return T::kafka_min_size(c);
   } else if constexpr (is_optional<T>::value || std::is_same_v<T, std::string> || is_vector<T>::value) {
     return c.flexible ? 1 : (std::is_same_v<T, std::string> || std::is_same_v<T, std::optional<std::string>> ? 2 : 4);
   } else {
@@ -278,6 +299,10 @@ template <typename T>
 result<void> write_value(message_writer& w, const T& v, const context& c, const field_ref& f) {
   if constexpr (is_strong_int<T>::value) {
     return write_value(w, v.value(), c, f);
+  } else if constexpr (self_encoding<T>) {
+    return T::kafka_write(w, v, c, f, false);
+  } else if constexpr (std::is_enum_v<T>) {
+    return write_value(w, static_cast<std::underlying_type_t<T>>(v), c, f);
   } else if constexpr (std::is_same_v<T, bool>) {
     w.boolean(v);
   } else if constexpr (std::is_same_v<T, std::int8_t>) {
@@ -349,7 +374,10 @@ result<void> write_fields(message_writer& w, const T& obj, const Fields& fields,
     res = check_field(fd, v, c, ref);
     if (!res || !fd.present.contains(c.version)) return;
     if (!fd.is_tagged()) {
-      res = write_value(w, v, c, ref);
+      if constexpr (self_encoding<std::decay_t<decltype(v)>>)
+        res = std::decay_t<decltype(v)>::kafka_write(w, v, c, ref, fd.nullable.contains(c.version));
+      else
+        res = write_value(w, v, c, ref);
       return;
     }
     if (!c.flexible) {
@@ -389,10 +417,17 @@ result<void> read_elements(message_reader& r, std::vector<E>& out, std::size_t n
 
 template <typename T>
 result<void> read_value(message_reader& r, T& v, const context& c, const field_ref& f, bool nullable) {
-  if constexpr (is_strong_int<T>::value) {
+  if constexpr (self_encoding<T>) {
+    return T::kafka_read(r, v, c, f, nullable);
+  } else if constexpr (is_strong_int<T>::value) {
     typename T::rep x{};
     BROOK_TRY(read_value(r, x, c, f, false));
     v = T(x);
+    return ok();
+  } else if constexpr (std::is_enum_v<T>) {
+    std::underlying_type_t<T> x{};
+    BROOK_TRY(read_value(r, x, c, f, false));
+    v = static_cast<T>(x);  // any value: whoever acts on it checks it
     return ok();
   } else if constexpr (std::is_same_v<T, bool>) {
     return r.boolean(f, v);
