@@ -1,0 +1,76 @@
+// Which request and response types belong to which API key: the one table the request
+// decoder (request.hpp), the tests and the fuzzer walk, so that an API is added to all of
+// them by adding a line here.
+//
+//   api_messages<api_key::fetch>::request    fetch_request
+//   api_messages<api_key::fetch>::response   fetch_response
+//   for_each_api([](auto api) { using M = decltype(api); ... M::key, M::request ... });
+//
+// ControlledShutdown is in api_keys.hpp only for its header rule; brook does not describe
+// its messages, so it has no entry here.
+//
+// Thread-safety: types and a constexpr walk.
+#pragma once
+
+#include <variant>
+
+#include <brook/protocol/api_keys.hpp>
+#include <brook/protocol/api_versions.hpp>
+#include <brook/protocol/fetch.hpp>
+#include <brook/protocol/find_coordinator.hpp>
+#include <brook/protocol/heartbeat.hpp>
+#include <brook/protocol/leave_group.hpp>
+#include <brook/protocol/list_offsets.hpp>
+#include <brook/protocol/metadata.hpp>
+#include <brook/protocol/produce.hpp>
+#include <brook/protocol/sync_group.hpp>
+
+namespace brook::protocol {
+
+/// One API: its key and its two message types.
+template <api_key K, typename Request, typename Response>
+struct api_pair {
+  static constexpr api_key key = K;
+  using request = Request;
+  using response = Response;
+  static_assert(codec::schema_of<Request>.info.api_key == static_cast<std::int16_t>(K));
+  static_assert(codec::schema_of<Response>.info.api_key == static_cast<std::int16_t>(K));
+};
+
+/// A list of api_pairs.
+template <typename... Apis>
+struct api_list {
+  /// Calls fn(Api{}) for each API, in the list's order.
+  template <typename Fn>
+  static constexpr void for_each(Fn&& fn) {
+    (fn(Apis{}), ...);
+  }
+  using request_variant = std::variant<typename Apis::request...>;
+  using response_variant = std::variant<typename Apis::response...>;
+};
+
+// clang-format off
+/// Every API whose messages brook describes, in API-key order.
+using described_apis = api_list<
+    api_pair<api_key::produce,          produce_request,          produce_response>,
+    api_pair<api_key::fetch,            fetch_request,            fetch_response>,
+    api_pair<api_key::list_offsets,     list_offsets_request,     list_offsets_response>,
+    api_pair<api_key::metadata,         metadata_request,         metadata_response>,
+    api_pair<api_key::find_coordinator, find_coordinator_request, find_coordinator_response>,
+    api_pair<api_key::heartbeat,        heartbeat_request,        heartbeat_response>,
+    api_pair<api_key::leave_group,      leave_group_request,      leave_group_response>,
+    api_pair<api_key::sync_group,       sync_group_request,       sync_group_response>,
+    api_pair<api_key::api_versions,     api_versions_request,     api_versions_response>>;
+// clang-format on
+
+/// Calls fn(api_pair<...>{}) for every described API.
+template <typename Fn>
+constexpr void for_each_api(Fn&& fn) {
+  described_apis::for_each(fn);
+}
+
+/// Any request or response body brook describes.
+using request_body = described_apis::request_variant;
+using response_body = described_apis::response_variant;
+
+}  // namespace brook::protocol
