@@ -16,12 +16,22 @@
 
 #include <brook/protocol/api_keys.hpp>
 #include <brook/protocol/api_versions.hpp>
+#include <brook/protocol/create_topics.hpp>
+#include <brook/protocol/delete_groups.hpp>
+#include <brook/protocol/delete_topics.hpp>
+#include <brook/protocol/describe_configs.hpp>
+#include <brook/protocol/describe_groups.hpp>
 #include <brook/protocol/fetch.hpp>
 #include <brook/protocol/find_coordinator.hpp>
 #include <brook/protocol/heartbeat.hpp>
+#include <brook/protocol/init_producer_id.hpp>
+#include <brook/protocol/join_group.hpp>
 #include <brook/protocol/leave_group.hpp>
+#include <brook/protocol/list_groups.hpp>
 #include <brook/protocol/list_offsets.hpp>
 #include <brook/protocol/metadata.hpp>
+#include <brook/protocol/offset_commit.hpp>
+#include <brook/protocol/offset_fetch.hpp>
 #include <brook/protocol/produce.hpp>
 #include <brook/protocol/sync_group.hpp>
 
@@ -56,11 +66,21 @@ using described_apis = api_list<
     api_pair<api_key::fetch,            fetch_request,            fetch_response>,
     api_pair<api_key::list_offsets,     list_offsets_request,     list_offsets_response>,
     api_pair<api_key::metadata,         metadata_request,         metadata_response>,
+    api_pair<api_key::offset_commit,    offset_commit_request,    offset_commit_response>,
+    api_pair<api_key::offset_fetch,     offset_fetch_request,     offset_fetch_response>,
     api_pair<api_key::find_coordinator, find_coordinator_request, find_coordinator_response>,
+    api_pair<api_key::join_group,       join_group_request,       join_group_response>,
     api_pair<api_key::heartbeat,        heartbeat_request,        heartbeat_response>,
     api_pair<api_key::leave_group,      leave_group_request,      leave_group_response>,
     api_pair<api_key::sync_group,       sync_group_request,       sync_group_response>,
-    api_pair<api_key::api_versions,     api_versions_request,     api_versions_response>>;
+    api_pair<api_key::describe_groups,  describe_groups_request,  describe_groups_response>,
+    api_pair<api_key::list_groups,      list_groups_request,      list_groups_response>,
+    api_pair<api_key::api_versions,     api_versions_request,     api_versions_response>,
+    api_pair<api_key::create_topics,    create_topics_request,    create_topics_response>,
+    api_pair<api_key::delete_topics,    delete_topics_request,    delete_topics_response>,
+    api_pair<api_key::init_producer_id, init_producer_id_request, init_producer_id_response>,
+    api_pair<api_key::describe_configs, describe_configs_request, describe_configs_response>,
+    api_pair<api_key::delete_groups,    delete_groups_request,    delete_groups_response>>;
 // clang-format on
 
 /// Calls fn(api_pair<...>{}) for every described API.
