@@ -12,11 +12,12 @@
 #   debug    Debug, GCC: all targets, every test (not in the default run)
 #   asan     Debug + ASan/UBSan, GCC: every test
 #   tsan     RelWithDebInfo + TSan, GCC: only the *_threaded_test.cpp tests (label "threaded")
-#   fuzz     clang++ libFuzzer: brook_fuzz_record_batch, _checkpoint and _topic_config, each on
-#            a fresh corpus plus its committed one (tests/fuzz/corpus*), BROOK_FUZZ_SECONDS (60)
-#            in all: half to record_batch, a quarter to each other; skipped until tests/fuzz exists
+#   fuzz     clang++ libFuzzer: brook_fuzz_record_batch, _request, _checkpoint and _topic_config,
+#            each on a fresh corpus plus its committed one (tests/fuzz/corpus*), BROOK_FUZZ_SECONDS
+#            (80) in all: 3/8 each to record_batch and request, 1/8 to each other; skipped until
+#            tests/fuzz exists
 #
-# Environment: BROOK_JOBS (build jobs, 2), BROOK_FUZZ_SECONDS (60), BROOK_FUZZ_SEED
+# Environment: BROOK_JOBS (build jobs, 2), BROOK_FUZZ_SECONDS (80), BROOK_FUZZ_SEED
 # (libFuzzer -seed; random by default, printed as "INFO: Seed:"),
 # BROOK_SKIP_DEPS=1 (do not check Debian packages), BROOK_CCACHE=0 (no ccache),
 # BROOK_TEST_STAGES (as above).
@@ -51,7 +52,7 @@ for s in "${stages[@]}"; do
   [[ "$known_stages" == *" $s "* ]] || { echo "test.sh: unknown stage '$s' (known:$known_stages)" >&2; exit 2; }
 done
 jobs=${BROOK_JOBS:-2}
-fuzz_seconds=${BROOK_FUZZ_SECONDS:-60}
+fuzz_seconds=${BROOK_FUZZ_SECONDS:-80}
 
 # --- bookkeeping ----------------------------------------------------------------
 step="start"
@@ -190,16 +191,16 @@ stage_tsan() {
 }
 
 # The fuzzers (tests/fuzz/<name>_fuzz.cpp) and their committed seed corpora. stage_fuzz splits
-# BROOK_FUZZ_SECONDS among them: half to record_batch, a quarter each to the other two (at
-# least 1s each; -max_total_time=0 would mean "forever").
-fuzzers=(record_batch:corpus checkpoint:corpus_checkpoint topic_config:corpus_topic_config)
+# BROOK_FUZZ_SECONDS among them: 3/8 each to record_batch and request, 1/8 each to the other
+# two (at least 1s each; -max_total_time=0 would mean "forever").
+fuzzers=(record_batch:corpus request:corpus_request checkpoint:corpus_checkpoint topic_config:corpus_topic_config)
 
 fuzz_share() {  # name -> seconds of fuzz_seconds for that fuzzer
-  local half=$((fuzz_seconds / 2)) quarter=$((fuzz_seconds / 4)) s
+  local big=$((fuzz_seconds * 3 / 8)) small=$((fuzz_seconds / 8)) s
   case "$1" in
-    record_batch) s=$half ;;
-    checkpoint) s=$quarter ;;
-    *) s=$((fuzz_seconds - half - quarter)) ;;
+    record_batch | request) s=$big ;;
+    checkpoint) s=$small ;;
+    *) s=$((fuzz_seconds - 2 * big - small)) ;;
   esac
   echo $((s < 1 ? 1 : s))
 }

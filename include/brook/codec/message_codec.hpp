@@ -74,9 +74,19 @@ template <>
 struct fmt::formatter<brook::codec::field_ref> : fmt::formatter<std::string_view> {
   template <typename Ctx>
   auto format(const brook::codec::field_ref& f, Ctx& ctx) const {
-    auto out = ctx.out();
-    if (f.parent != nullptr) out = fmt::format_to(out, "{}.", *f.parent);
-    return fmt::format_to(out, "{}", f.name);
+    return put(f, ctx.out());
+  }
+
+ private:
+  // The path written out without formatting a field_ref inside its own formatter, which
+  // clang 14 cannot check at compile time (fmt 9's consteval format strings).
+  template <typename Out>
+  static Out put(const brook::codec::field_ref& f, Out out) {
+    if (f.parent != nullptr) {
+      out = put(*f.parent, out);
+      *out++ = '.';
+    }
+    return std::copy(f.name.begin(), f.name.end(), out);
   }
 };
 

@@ -61,7 +61,8 @@ class records {
 
   friend bool operator==(const records& a, const records& b) {
     if (a.is_null() || b.is_null()) return a.is_null() == b.is_null();
-    return std::ranges::equal(a.bytes(), b.bytes());
+    const auto x = a.bytes(), y = b.bytes();
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
   }
 
   // ---- the codec's hooks (codec::self_encoding)
