@@ -18,6 +18,23 @@
 // ApiKeys array that holds only the ApiVersions range. The answer's header is v0 whatever the
 // version (api_keys.hpp), so a client can read it and retry with a version it finds there.
 //
+// Worked example, ApiVersionsResponse v3 (flexible), no error, listing ApiVersions
+// (key 18) at versions 0-3, throttled 7 ms, with the tagged FinalizedFeaturesEpoch 5:
+//
+//   00 00                          ErrorCode 0
+//   02                             ApiKeys: compact array, 1 element + 1
+//     00 12                        ApiKey 18
+//     00 00                        MinVersion 0
+//     00 03                        MaxVersion 3
+//     00                           the element's tagged fields: none
+//   00 00 00 07                    ThrottleTimeMs 7
+//   01                             the message's tagged fields: 1 field
+//     01                           tag 1: FinalizedFeaturesEpoch
+//     08                           size: 8 bytes
+//     00 00 00 00 00 00 00 05      FinalizedFeaturesEpoch 5 (int64)
+//
+// (tests/protocol/api_versions_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values; the functions are reentrant.
 #pragma once
 

@@ -20,6 +20,26 @@
 // newer than v0 is ignorable. Nullable strings without a JSON default start empty, as in
 // Kafka's generated code; the nullable Configs array starts empty, not null.
 //
+// Worked example, CreateTopicsResponse v6 (flexible): topic "t" exists already
+// (TOPIC_ALREADY_EXISTS, 36, message "x") with 3 partitions and replication factor 2, its
+// configs withheld (null) and the tagged TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED (29):
+//
+//   00 00 00 05                    ThrottleTimeMs 5
+//   02                             Topics: compact array, 1 element + 1
+//     02 74                        Name: compact string, length 1 + 1, "t"
+//     00 24                        ErrorCode 36
+//     02 78                        ErrorMessage "x"
+//     00 00 00 03                  NumPartitions 3
+//     00 02                        ReplicationFactor 2
+//     00                           Configs: null (compact nullable array 0)
+//     01                           the topic's tagged fields: 1 field
+//       00                         tag 0: TopicConfigErrorCode
+//       02                         size: 2 bytes
+//       00 1d                      TopicConfigErrorCode 29
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/create_topics_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -10,6 +10,21 @@
 // the same wire form. Every field exists in every version, so none needs to be ignorable;
 // unlike most responses, ThrottleTimeMs is there from v0.
 //
+// Worked example, DeleteGroupsResponse v2 (flexible): group "g" deleted, group "h" not
+// (NON_EMPTY_GROUP, 68), throttled 4 ms:
+//
+//   00 00 00 04                    ThrottleTimeMs 4
+//   03                             Results: compact array, 2 elements + 1
+//     02 67                        GroupId: compact string, length 1 + 1, "g"
+//     00 00                        ErrorCode 0
+//     00                           the element's tagged fields: none
+//     02 68                        GroupId "h"
+//     00 44                        ErrorCode 68
+//     00                           the element's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/delete_groups_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -15,6 +15,23 @@
 // name is unknown); it starts empty, as Kafka's generated code, since the JSON sets no
 // default.
 //
+// Worked example, DeleteTopicsRequest v6 (flexible): delete topic "a" (id 0102...0f10) and
+// the topic with id 0...02a, whose name is not given; timeout 1000 ms:
+//
+//   03                             Topics: compact array, 2 elements + 1
+//     02 61                        Name: compact nullable string, length 1 + 1, "a"
+//     01 02 03 04 05 06 07 08      TopicId: uuid, 16 bytes
+//     09 0a 0b 0c 0d 0e 0f 10
+//     00                           the element's tagged fields: none
+//     00                           Name: null (compact nullable string 0)
+//     00 00 00 00 00 00 00 00      TopicId: uuid, 16 bytes
+//     00 00 00 00 00 00 00 2a
+//     00                           the element's tagged fields: none
+//   00 00 03 e8                    TimeoutMs 1000
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/delete_topics_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

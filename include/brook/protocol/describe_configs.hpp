@@ -20,6 +20,34 @@
 // -1 is only a placeholder). Nullable strings without a JSON default start empty and the
 // nullable ConfigurationKeys starts as an empty array, as in Kafka's generated code.
 //
+// Worked example, DescribeConfigsResponse v4 (flexible): topic "t" has config "k" = "v", a
+// dynamic topic config (source 1) of type STRING (2) without documentation, and one synonym:
+//
+//   00 00 00 00                    ThrottleTimeMs 0
+//   02                             Results: compact array, 1 element + 1
+//     00 00                        ErrorCode 0
+//     00                           ErrorMessage: null (compact nullable string 0)
+//     02                           ResourceType 2 (topic)
+//     02 74                        ResourceName: compact string, length 1 + 1, "t"
+//     02                           Configs: 1 element + 1
+//       02 6b                      Name "k"
+//       02 76                      Value "v"
+//       00                         ReadOnly false
+//       01                         ConfigSource 1 (DYNAMIC_TOPIC_CONFIG)
+//       00                         IsSensitive false
+//       02                         Synonyms: 1 element + 1
+//         02 6b                    Name "k"
+//         02 76                    Value "v"
+//         01                       Source 1
+//         00                       the synonym's tagged fields: none
+//       02                         ConfigType 2 (STRING)
+//       00                         Documentation: null
+//       00                         the config's tagged fields: none
+//     00                           the result's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/describe_configs_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

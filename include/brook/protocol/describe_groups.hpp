@@ -16,6 +16,31 @@
 // anything else is unsupported_version. The members' GroupInstanceId is ignorable and
 // dropped before v4.
 //
+// Worked example, DescribeGroupsResponse v5 (flexible): group "g" in state "S", protocol type
+// "c", protocol "r", one member "m" (instance "i", client "x" on host "h", metadata 01,
+// assignment 02), authorized operations 8, throttled 4 ms:
+//
+//   00 00 00 04                    ThrottleTimeMs 4
+//   02                             Groups: compact array, 1 element + 1
+//     00 00                        ErrorCode 0
+//     02 67                        GroupId: compact string, length 1 + 1, "g"
+//     02 53                        GroupState "S"
+//     02 63                        ProtocolType "c"
+//     02 72                        ProtocolData "r"
+//     02                           Members: 1 element + 1
+//       02 6d                      MemberId "m"
+//       02 69                      GroupInstanceId "i"
+//       02 78                      ClientId "x"
+//       02 68                      ClientHost "h"
+//       02 01                      MemberMetadata: compact bytes, length 1 + 1
+//       02 02                      MemberAssignment: compact bytes, length 1 + 1
+//       00                         the member's tagged fields: none
+//     00 00 00 08                  AuthorizedOperations 8
+//     00                           the group's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/describe_groups_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -31,6 +31,35 @@
 // lengths and leaves the batches as external parts a server sends from the segment files
 // (protocol/response.hpp), so only the parts around the batches are built in memory.
 //
+// Worked example, FetchResponse v12 (flexible): partition 0 of topic "t", high watermark
+// and last stable offset 10, log start 0, records 01 02 03, and the tagged DivergingEpoch
+// (epoch 2 ends at offset 8):
+//
+//   00 00 00 00                    ThrottleTimeMs 0
+//   00 00                          ErrorCode 0
+//   00 00 00 00                    SessionId 0
+//   02                             Responses: compact array, 1 element + 1
+//     02 74                        Topic: compact string, length 1 + 1, "t"
+//     02                           Partitions: 1 element + 1
+//       00 00 00 00                PartitionIndex 0
+//       00 00                      ErrorCode 0
+//       00 00 00 00 00 00 00 0a    HighWatermark 10
+//       00 00 00 00 00 00 00 0a    LastStableOffset 10
+//       00 00 00 00 00 00 00 00    LogStartOffset 0
+//       00                         AbortedTransactions: null (compact array 0)
+//       ff ff ff ff                PreferredReadReplica -1
+//       04 01 02 03                Records: compact length 3 + 1, the batch bytes
+//       01                         the partition's tagged fields: 1 field
+//         00                       tag 0: DivergingEpoch
+//         0d                       size: 13 bytes
+//         00 00 00 02              Epoch 2
+//         00 00 00 00 00 00 00 08  EndOffset 8
+//         00                       the struct's tagged fields: none
+//     00                           the topic's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/fetch_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -12,6 +12,22 @@
 // Key, KeyType and CoordinatorKeys are not ignorable: a request that a version cannot
 // carry is unsupported_version, never silently a different question.
 //
+// Worked example, FindCoordinatorResponse v4 (flexible): group "g" is coordinated by broker 1
+// at "h":9092:
+//
+//   00 00 00 00                    ThrottleTimeMs 0
+//   02                             Coordinators: compact array, 1 element + 1
+//     02 67                        Key: compact string, length 1 + 1, "g"
+//     00 00 00 01                  NodeId 1
+//     02 68                        Host "h"
+//     00 00 23 84                  Port 9092
+//     00 00                        ErrorCode 0
+//     00                           ErrorMessage: null (compact nullable string 0)
+//     00                           the element's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/find_coordinator_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -9,6 +9,17 @@
 // GroupInstanceId is not ignorable: a static member cannot be written in v0-2
 // (unsupported_version).
 //
+// Worked example, HeartbeatRequest v4 (flexible) from static member "i" (member id "m") of
+// group "g", generation 5:
+//
+//   02 67                          GroupId: compact string, length 1 + 1, "g"
+//   00 00 00 05                    GenerationId 5
+//   02 6d                          MemberId "m"
+//   02 69                          GroupInstanceId: compact nullable string "i"
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/heartbeat_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

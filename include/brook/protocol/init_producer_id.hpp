@@ -15,6 +15,17 @@
 // the JSON number -1 rather than the string "-1" in Kafka's file; it is the same default.
 // brook has no producer id type yet: ids are int64, epochs int16.
 //
+// Worked example, InitProducerIdRequest v5 (flexible): transactional producer "t" (timeout
+// 60000 ms) offers its current producer id 0x0102030405060708 and epoch 9:
+//
+//   02 74                          TransactionalId: compact nullable string, "t"
+//   00 00 ea 60                    TransactionTimeoutMs 60000
+//   01 02 03 04 05 06 07 08        ProducerId 0x0102030405060708
+//   00 09                          ProducerEpoch 9
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/init_producer_id_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -21,6 +21,25 @@
 // unsupported_version. RebalanceTimeoutMs, Reason, the response's ProtocolType and the
 // members' GroupInstanceId are ignorable and dropped by versions without them.
 //
+// Worked example, JoinGroupRequest v8 (flexible): a new static member "i" joins group "g"
+// (session timeout 10 ms, rebalance timeout 20 ms) with protocol type "c", one protocol "r"
+// whose metadata is the byte ab, giving the reason "x":
+//
+//   02 67                          GroupId: compact string, length 1 + 1, "g"
+//   00 00 00 0a                    SessionTimeoutMs 10
+//   00 00 00 14                    RebalanceTimeoutMs 20
+//   01                             MemberId: "" (compact string, length 0 + 1)
+//   02 69                          GroupInstanceId "i"
+//   02 63                          ProtocolType "c"
+//   02                             Protocols: compact array, 1 element + 1
+//     02 72                        Name "r"
+//     02 ab                        Metadata: compact bytes, length 1 + 1
+//     00                           the element's tagged fields: none
+//   02 78                          Reason "x"
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/join_group_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -11,6 +11,19 @@
 // MemberId (v0-2) and Members (v3+) are not ignorable: a request a version cannot carry is
 // unsupported_version.
 //
+// Worked example, LeaveGroupRequest v5 (flexible): member "m" (instance "i") leaves group "g"
+// with the reason "bye":
+//
+//   02 67                          GroupId: compact string, length 1 + 1, "g"
+//   02                             Members: compact array, 1 element + 1
+//     02 6d                        MemberId "m"
+//     02 69                        GroupInstanceId "i"
+//     04 62 79 65                  Reason: compact string, length 3 + 1, "bye"
+//     00                           the element's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/leave_group_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

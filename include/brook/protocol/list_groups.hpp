@@ -12,6 +12,21 @@
 // never silently a list of every group. GroupState and GroupType are ignorable and dropped by
 // versions without them.
 //
+// Worked example, ListGroupsResponse v5 (flexible): one group "g" of protocol type "c", in
+// state "S", of type "T", throttled 4 ms:
+//
+//   00 00 00 04                    ThrottleTimeMs 4
+//   00 00                          ErrorCode 0
+//   02                             Groups: compact array, 1 element + 1
+//     02 67                        GroupId: compact string, length 1 + 1, "g"
+//     02 63                        ProtocolType "c"
+//     02 53                        GroupState "S"
+//     02 54                        GroupType "T"
+//     00                           the element's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/list_groups_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -17,6 +17,23 @@
 // timestamp. IsolationLevel, MaxNumOffsets, OldStyleOffsets, Timestamp, Offset and
 // LeaderEpoch are not ignorable.
 //
+// Worked example, ListOffsetsRequest v6 (flexible) from a consumer (replica -1), read_committed,
+// for the earliest offset of partition 2 of topic "t", leader epoch 3:
+//
+//   ff ff ff ff                    ReplicaId -1
+//   01                             IsolationLevel 1 (read_committed)
+//   02                             Topics: compact array, 1 element + 1
+//     02 74                        Name: compact string, length 1 + 1, "t"
+//     02                           Partitions: 1 element + 1
+//       00 00 00 02                PartitionIndex 2
+//       00 00 00 03                CurrentLeaderEpoch 3
+//       ff ff ff ff ff ff ff fe    Timestamp -2 (earliest)
+//       00                         the partition's tagged fields: none
+//     00                           the topic's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/list_offsets_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

@@ -20,6 +20,18 @@
 // ignorable: writing a value other than the default in a version without the field is
 // unsupported_version, as Kafka's generated code refuses it.
 //
+// Worked example, MetadataRequest v9 (flexible) for topic "a", auto-creation allowed:
+//
+//   02                             Topics: compact array, 1 element + 1
+//     02 61                        Name: compact string, length 1 + 1, "a"
+//     00                           the topic's tagged fields: none
+//   01                             AllowAutoTopicCreation true
+//   00                             IncludeClusterAuthorizedOperations false
+//   00                             IncludeTopicAuthorizedOperations false
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/metadata_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

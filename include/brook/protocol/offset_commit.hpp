@@ -19,6 +19,26 @@
 // generation, MemberId, RetentionTimeMs and CommittedLeaderEpoch are ignorable and dropped by
 // versions without them. CommittedMetadata defaults to the empty string, not null.
 //
+// Worked example, OffsetCommitRequest v8 (flexible): member "m" (instance "i") of group "g",
+// generation 2, commits offset 5 (leader epoch 3, metadata "x") for partition 1 of topic "t":
+//
+//   02 67                          GroupId: compact string, length 1 + 1, "g"
+//   00 00 00 02                    GenerationIdOrMemberEpoch 2
+//   02 6d                          MemberId "m"
+//   02 69                          GroupInstanceId "i"
+//   02                             Topics: compact array, 1 element + 1
+//     02 74                        Name "t"
+//     02                           Partitions: 1 element + 1
+//       00 00 00 01                PartitionIndex 1
+//       00 00 00 00 00 00 00 05    CommittedOffset 5
+//       00 00 00 03                CommittedLeaderEpoch 3
+//       02 78                      CommittedMetadata "x"
+//       00                         the partition's tagged fields: none
+//     00                           the topic's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/offset_commit_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

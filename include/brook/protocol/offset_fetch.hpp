@@ -25,6 +25,29 @@
 // ignorable and dropped by versions without them. Topics defaults to an empty array, not to
 // null; Metadata defaults to the empty string.
 //
+// Worked example, OffsetFetchRequest v9 (flexible) about two groups: partition 1 of topic "t"
+// in group "g" (asked by member "m", epoch 5), and every topic of group "h"; stable offsets only:
+//
+//   03                             Groups: compact array, 2 elements + 1
+//     02 67                        GroupId: compact string, length 1 + 1, "g"
+//     02 6d                        MemberId "m"
+//     00 00 00 05                  MemberEpoch 5
+//     02                           Topics: 1 element + 1
+//       02 74                      Name "t"
+//       02                         PartitionIndexes: 1 element + 1
+//       00 00 00 01                partition 1
+//       00                         the topic's tagged fields: none
+//     00                           the group's tagged fields: none
+//     02 68                        GroupId "h"
+//     00                           MemberId: null (compact nullable string 0)
+//     ff ff ff ff                  MemberEpoch -1
+//     00                           Topics: null (compact nullable array 0): all
+//     00                           the group's tagged fields: none
+//   01                             RequireStable true
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/offset_fetch_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

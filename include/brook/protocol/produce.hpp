@@ -18,6 +18,40 @@
 // ignorable: a transactional producer cannot be written before v3. acks = 0 gets no answer
 // at all (that is the server's rule, not the message's).
 //
+// Worked example, ProduceResponse v10 (flexible): partition 0 of topic "t" failed with
+// NOT_LEADER_OR_FOLLOWER (6), and the tagged fields name the new leader, broker 2 at "h":9092,
+// epoch 5:
+//
+//   02                             Responses: compact array, 1 element + 1
+//     02 74                        Name: compact string, length 1 + 1, "t"
+//     02                           PartitionResponses: 1 element + 1
+//       00 00 00 00                Index 0
+//       00 06                      ErrorCode 6
+//       ff ff ff ff ff ff ff ff    BaseOffset -1
+//       ff ff ff ff ff ff ff ff    LogAppendTimeMs -1
+//       ff ff ff ff ff ff ff ff    LogStartOffset -1
+//       01                         RecordErrors: compact array, empty
+//       00                         ErrorMessage: null (compact nullable string 0)
+//       01                         the partition's tagged fields: 1 field
+//         00                       tag 0: CurrentLeader
+//         09                       size: 9 bytes
+//         00 00 00 02              LeaderId 2
+//         00 00 00 05              LeaderEpoch 5
+//         00                       the leader struct's tagged fields: none
+//     00                           the topic's tagged fields: none
+//   00 00 00 00                    ThrottleTimeMs 0
+//   01                             the message's tagged fields: 1 field
+//     00                           tag 0: NodeEndpoints
+//     0d                           size: 13 bytes
+//     02                           compact array, 1 element + 1
+//       00 00 00 02                NodeId 2
+//       02 68                      Host "h"
+//       00 00 23 84                Port 9092
+//       00                         Rack: null
+//       00                         the endpoint's tagged fields: none
+//
+// (tests/protocol/produce_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 

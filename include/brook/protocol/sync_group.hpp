@@ -12,6 +12,21 @@
 // The assignment bytes are the consumer protocol's (group/consumer_protocol.hpp), opaque
 // here. GroupInstanceId is not ignorable (a static member needs v3+).
 //
+// Worked example, SyncGroupRequest v4 (flexible) for group "g", generation 1, member "m"
+// assigning itself the bytes ab:
+//
+//   02 67                          GroupId: compact string, length 1 + 1, "g"
+//   00 00 00 01                    GenerationId 1
+//   02 6d                          MemberId "m"
+//   00                             GroupInstanceId: null (compact nullable string 0)
+//   02                             Assignments: compact array, 1 element + 1
+//     02 6d                        MemberId "m"
+//     02 ab                        Assignment: compact bytes, length 1 + 1
+//     00                           the element's tagged fields: none
+//   00                             the message's tagged fields: none
+//
+// (tests/protocol/sync_group_test.cpp checks these bytes.)
+//
 // Thread-safety: plain values.
 #pragma once
 
