@@ -52,15 +52,35 @@ TEST_CASE("header versions follow the first flexible version with Kafka's two ex
 #ifdef BROOK_PROTOCOL_DOC
 #include <fmt/format.h>
 
+#include <brook/protocol/messages.hpp>
+
 #include <fstream>
 #include <sstream>
 #include <string>
 
-TEST_CASE("docs/protocol.md lists exactly the API table of api_keys.hpp", "[protocol][api_keys][docs]") {
-  std::string want = "| API | key | Kafka's versions | flexible from |\n|---|---|---|---|\n";
+namespace {
+// What brook's schema describes for `key`: "lo-hi" of the request and response tables (which
+// must agree), or "none".
+std::string described_versions(api_key key) {
+  std::string out = "none";
+  for_each_api([&](auto api) {
+    using A = decltype(api);
+    if (A::key != key) return;
+    constexpr auto q = brook::codec::schema_of<typename A::request>.info;
+    constexpr auto r = brook::codec::schema_of<typename A::response>.info;
+    static_assert(q.valid.lo == r.valid.lo && q.valid.hi == r.valid.hi);
+    static_assert(q.flexible.lo == r.flexible.lo);
+    out = fmt::format("{}-{} (flexible {}+)", q.valid.lo, q.valid.hi, q.flexible.lo);
+  });
+  return out;
+}
+}  // namespace
+
+TEST_CASE("docs/protocol.md lists exactly the API table of api_keys.hpp and the schema", "[protocol][api_keys][docs]") {
+  std::string want = "| API | key | Kafka's versions | flexible from | brook's messages |\n|---|---|---|---|---|\n";
   for (const api_info& a : known_apis)
-    want += fmt::format("| {} | {} | {}-{} | {} |\n", a.name, static_cast<int>(a.key), a.valid.lo, a.valid.hi,
-                        a.flexible.lo);
+    want += fmt::format("| {} | {} | {}-{} | {} | {} |\n", a.name, static_cast<int>(a.key), a.valid.lo, a.valid.hi,
+                        a.flexible.lo, described_versions(a.key));
   std::ifstream in(BROOK_PROTOCOL_DOC);
   REQUIRE(in);
   std::stringstream doc;
