@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -291,4 +292,50 @@ TEST_CASE("every truncation of a message is rejected and random bytes never cras
     for (auto& x : b) x = static_cast<std::byte>(rng());
     (void)read_all(cspan(b));
   }
+}
+
+TEST_CASE("bytes read as a view point into the buffer without copying", "[codec][message_codec]") {
+  const auto b = from_hex(
+      "00000002abcd"
+      "03ef01"
+      "ffffffff"
+      "00"
+      "00000005ab");
+  message_reader r(cspan(b), "test");
+  std::optional<std::span<const std::byte>> v;
+  REQUIRE_OK(r.nullable_bytes_view("classic", false, v));
+  REQUIRE(v);
+  CHECK(v->data() == b.data() + 4);
+  CHECK(to_hex(std::vector<std::byte>(v->begin(), v->end())) == "abcd");
+  REQUIRE_OK(r.nullable_bytes_view("compact", true, v));
+  REQUIRE(v);
+  CHECK(v->data() == b.data() + 7);
+  CHECK(v->size() == 2);
+  REQUIRE_OK(r.nullable_bytes_view("null classic", false, v));
+  CHECK_FALSE(v);
+  REQUIRE_OK(r.nullable_bytes_view("null compact", true, v));
+  CHECK_FALSE(v);
+  // A length past the end is refused, naming the field.
+  CHECK(error_of(r.nullable_bytes_view("lying", false, v)).find("'lying'") != std::string::npos);
+  const auto neg = from_hex("fffffffe");
+  message_reader rn(cspan(neg), "test");
+  CHECK(error_of(rn.nullable_bytes_view("negative", false, v)).find("negative bytes length -2") != std::string::npos);
+}
+
+TEST_CASE("external parts are listed where they belong and counted in the message size", "[codec][message_codec]") {
+  const int a = 1, c = 2;
+  message_writer w;
+  w.int16(7);
+  w.external(100, &a);
+  w.int8(1);
+  w.external(5, &c);
+  CHECK(w.size() == 3);
+  CHECK(w.message_size() == 108);
+  REQUIRE(w.externals().size() == 2);
+  CHECK(w.externals()[0].at == 2);
+  CHECK(w.externals()[0].size == 100);
+  CHECK(w.externals()[0].source == &a);
+  CHECK(w.externals()[1].at == 3);
+  CHECK(w.externals()[1].source == &c);
+  CHECK(to_hex(std::move(w).release()) == "000701");
 }
