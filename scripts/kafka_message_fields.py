@@ -4,11 +4,12 @@ definitions (clients/src/main/resources/common/message/<Name>.json), in the form
 tests/protocol/schema_vs_kafka_test.cpp prints brook's tables:
 
     == ProduceRequest valid=0-11 flexible=9+
-    TopicData.PartitionData.Records present=0-11 nullable=0-11 tag=-1 ign=0
+    TopicData.PartitionData.Records present=0-11 nullable=0-11 tag=-1 ign=0 default=-
 
 One line per field, depth first in declaration order; the versions of a field are those it
 exists in within its parent's (and the message's valid versions), its nullable versions those
-within its own. tests/protocol/kafka_fields.txt is this script's output for the messages of
+within its own; its default is Kafka's for integers, bools, strings and arrays ("-" for the
+other types). tests/protocol/kafka_fields.txt is this script's output for the messages of
 protocol/messages.hpp:
 
     scripts/kafka_message_fields.py /path/to/apache/kafka > tests/protocol/kafka_fields.txt
@@ -64,13 +65,33 @@ def text(v):
     return f"{v[0]}+" if v[1] == OPEN else f"{v[0]}-{v[1]}"
 
 
+INTS = {"int8", "int16", "int32", "int64", "uint16", "uint32"}
+
+
+def default(f):
+    """The field's default as Kafka's generator sets it (FieldSpec.fieldDefault), for scalars,
+    strings and arrays; "-" for bytes, records, uuids and structs."""
+    t, d = f["type"], f.get("default")
+    if t.startswith("[]"):
+        return "null" if d == "null" else "[]"
+    if t in INTS:
+        if d is None or d == "":
+            return "0"
+        return str(int(str(d), 0))
+    if t == "bool":
+        return "true" if str(d).lower() == "true" else "false"
+    if t == "string":
+        return "null" if d == "null" else '"' + (d or "") + '"'
+    return "-"
+
+
 def fields(out, spec, common, prefix, parent):
     for f in spec:
         present = meet(parse(f["versions"]), parent)
         nullable = meet(parse(f.get("nullableVersions")), present)
         ign = 1 if f.get("ignorable", False) else 0
         out.append(f"{prefix}{f['name']} present={text(present)} nullable={text(nullable)} "
-                   f"tag={f.get('tag', -1)} ign={ign}")
+                   f"tag={f.get('tag', -1)} ign={ign} default={default(f)}")
         sub = f.get("fields")
         if sub is None:
             sub = common.get(f["type"].lstrip("[]"))

@@ -65,7 +65,7 @@ struct coordinator {
   std::string host{};
   std::int32_t port = 0;
   std::int16_t error_code = 0;
-  std::optional<std::string> error_message{};
+  std::optional<std::string> error_message{std::string()};
 
   static constexpr auto schema() {
     using namespace brook::codec;
@@ -80,7 +80,7 @@ struct coordinator {
 struct find_coordinator_response {
   std::int32_t throttle_time_ms = 0;
   std::int16_t error_code = 0;
-  std::optional<std::string> error_message{};
+  std::optional<std::string> error_message{std::string()};
   broker_id node_id{0};
   std::string host{};
   std::int32_t port = 0;

@@ -34,7 +34,7 @@ namespace brook::protocol {
 
 struct heartbeat_request {
   std::string group_id{};
-  generation_id generation{-1};
+  generation_id generation{0};
   std::string member_id{};
   std::optional<std::string> group_instance_id{};
 

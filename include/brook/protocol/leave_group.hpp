@@ -67,7 +67,7 @@ struct leave_group_request {
 
 struct leave_group_member_response {
   std::string member_id{};
-  std::optional<std::string> group_instance_id{};
+  std::optional<std::string> group_instance_id{std::string()};
   std::int16_t error_code = 0;
 
   static constexpr auto schema() {

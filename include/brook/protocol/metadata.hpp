@@ -51,7 +51,7 @@ inline constexpr std::int32_t authorized_operations_unknown = std::numeric_limit
 
 struct metadata_request_topic {
   uuid topic_id{};
-  std::optional<std::string> name{};
+  std::optional<std::string> name{std::string()};
 
   static constexpr auto schema() {
     using namespace brook::codec;

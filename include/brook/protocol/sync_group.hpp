@@ -55,7 +55,7 @@ struct sync_group_assignment {
 
 struct sync_group_request {
   std::string group_id{};
-  generation_id generation{-1};
+  generation_id generation{0};
   std::string member_id{};
   std::optional<std::string> group_instance_id{};
   std::optional<std::string> protocol_type{};
