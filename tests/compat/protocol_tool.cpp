@@ -1,0 +1,367 @@
+// brook's side of the kafkajs wire-protocol check (driven by kafkajs_protocol.js).
+//
+//   protocol_tool   stdin: one command per line, stdout: one JSON line per command
+//
+//   decode-request <apiKey> <version> <hex body>   codec::decode of the request body ("-" = no bytes)
+//       -> {"ok":true,"body":{...}}  or  {"ok":false,"code":"CORRUPT_MESSAGE","message":"..."}
+//   random-response <apiKey> <version> <seed>      a response with seeded random values, encoded
+//       -> {"ok":true,"hex":"...","body":{...}}
+//   parse-records <hex>                            record_batch_view::parse of each batch in turn
+//       -> {"ok":true,"batches":[{"baseOffset":"0",...,"records":[{"offset":"0",...}]}]}
+//
+// Bodies are message_json (tests/support/message_json.hpp): Kafka's field names, the fields of
+// the version only, 64-bit integers as decimal strings, bytes and records as lowercase hex.
+//
+// Random responses stay within what kafkajs 2.2.4 reads (kafkajs_protocol.js lists why):
+//   - an "ErrorCode" is never 35 (UNSUPPORTED_VERSION): kafkajs's decode throws on it;
+//   - "Records" are real RecordBatch v2 bytes (1-2 batches built with record_batch_builder),
+//     empty or null; Fetch v0-v3 records are always empty (kafkajs reads message format v0/v1
+//     there, as a broker down-converts for those versions; brook writes only v2);
+//   - strings are short, from [a-zA-Z0-9._-] with an occasional multi-byte UTF-8 character.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <brook/codec/schema.hpp>
+#include <brook/core/error.hpp>
+#include <brook/format/record_batch.hpp>
+#include <brook/format/record_batch_builder.hpp>
+#include <brook/protocol/messages.hpp>
+
+#include "../support/message_json.hpp"
+
+namespace {
+
+using brook::test::hex_of;
+using brook::test::json_string;
+
+[[noreturn]] void die(const std::string& msg) {
+  std::fprintf(stderr, "protocol_tool: %s\n", msg.c_str());
+  std::exit(2);
+}
+
+std::vector<std::byte> from_hex(std::string_view h) {
+  if (h == "-") return {};
+  if (h.size() % 2 != 0) die(fmt::format("odd-length hex ({} digits)", h.size()));
+  auto nibble = [](char c) -> unsigned {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+    die(fmt::format("bad hex digit '{}'", c));
+  };
+  std::vector<std::byte> out(h.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::byte>((nibble(h[2 * i]) << 4) | nibble(h[2 * i + 1]));
+  return out;
+}
+
+std::string error_json(const brook::error& e) {
+  return fmt::format(R"({{"ok":false,"code":"{}","message":{}}})",
+                     brook::errc_name(static_cast<brook::errc>(e.code().value())), json_string(e.message()));
+}
+
+// ---------------------------------------------------------------- random responses
+
+template <typename T>
+struct is_vec : std::false_type {};
+template <typename T>
+struct is_vec<std::vector<T>> : std::true_type {};
+template <typename T>
+struct is_opt : std::false_type {};
+template <typename T>
+struct is_opt<std::optional<T>> : std::true_type {};
+template <typename T>
+struct is_strong : std::false_type {};
+template <typename Tag, typename Rep>
+struct is_strong<brook::strong_int<Tag, Rep>> : std::true_type {};
+
+/// Fills a message with random values for one version, walking its schema (as
+/// tests/support/random_message.hpp does), with the constraints in the header comment.
+class response_randomizer {
+ public:
+  response_randomizer(std::uint64_t seed, bool legacy_records) : g_(seed), legacy_records_(legacy_records) {}
+
+  template <brook::codec::described_message T>
+  T make(std::int16_t version) {
+    T m{};
+    fill_struct(m, version);
+    return m;
+  }
+
+ private:
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(g_() % n); }
+  bool coin() { return below(2) == 0; }
+
+  template <typename S>
+  void fill_struct(S& obj, std::int16_t version) {
+    std::apply(
+        [&](const auto&... f) {
+          (
+              [&](const auto& fd) {
+                if (!fd.present.contains(version)) return;
+                fill(obj.*fd.member, fd.name, version, fd.nullable.contains(version));
+              }(f),
+              ...);
+        },
+        brook::codec::schema_of<S>.fields);
+  }
+
+  std::int64_t random_int64() {
+    switch (below(4)) {
+      case 0: return -1;
+      case 1: return static_cast<std::int64_t>(below(1000));
+      default: return static_cast<std::int64_t>(g_());
+    }
+  }
+
+  std::string random_string() {
+    static constexpr std::string_view plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+    static constexpr std::string_view wide[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x99\x82"};  // é € 🙂
+    std::string s;
+    for (std::size_t n = below(10); n > 0; --n) {
+      if (below(16) == 0) {
+        s += wide[below(3)];
+      } else {
+        s += plain[below(plain.size())];
+      }
+    }
+    return s;
+  }
+
+  brook::protocol::records random_records(bool nullable) {
+    if (legacy_records_) return brook::protocol::records::view(empty_);
+    const auto pick = below(6);
+    if (pick == 0 && nullable) return brook::protocol::records();
+    if (pick == 1) return brook::protocol::records::view(empty_);
+    auto& out = pool_.emplace_back();
+    std::int64_t base = static_cast<std::int64_t>(below(1u << 20));
+    for (std::size_t nb = 1 + below(2); nb > 0; --nb) {
+      brook::batch_options o;
+      if (coin()) {
+        o.producer_id = static_cast<std::int64_t>(below(1u << 30));
+        o.producer_epoch = static_cast<std::int16_t>(below(100));
+        o.base_sequence = static_cast<std::int32_t>(below(1000));
+        o.transactional = coin();
+      }
+      o.partition_leader_epoch = static_cast<std::int32_t>(below(50)) - 1;
+      brook::record_batch_builder b(o, 256);
+      b.reset(brook::offset{base});
+      const std::int64_t ts0 = 1'600'000'000'000 + static_cast<std::int64_t>(below(1'000'000'000));
+      const std::size_t n = 1 + below(3);
+      std::deque<std::string> keep;
+      for (std::size_t i = 0; i < n; ++i) {
+        auto bytes = [&]() -> brook::nullable_bytes {
+          if (below(5) == 0) return brook::nullable_bytes::null();
+          auto& s = keep.emplace_back(below(12), '\0');
+          for (auto& c : s) c = static_cast<char>(below(256));
+          return brook::nullable_bytes(std::string_view(s));
+        };
+        const auto key = bytes();
+        const auto value = bytes();
+        std::vector<brook::record_header> hs;
+        for (std::size_t k = below(3); k > 0; --k) {
+          // Header keys start with a letter: kafkajs gathers headers into an object, where
+          // integer-like keys would be reordered.
+          auto& hk = keep.emplace_back(1, 'h');
+          hk += random_string();
+          hs.push_back({hk, bytes()});
+        }
+        b.append(ts0 + static_cast<std::int64_t>(below(5000)), key, value, hs);
+      }
+      auto batch = b.finish();
+      out.insert(out.end(), batch.begin(), batch.end());
+      base += static_cast<std::int64_t>(n) + static_cast<std::int64_t>(below(3));
+    }
+    return brook::protocol::records::view(out);
+  }
+
+  template <typename T>
+  void fill(T& v, std::string_view name, std::int16_t version, bool nullable) {
+    if constexpr (std::is_same_v<T, bool>) {
+      v = coin();
+    } else if constexpr (is_strong<T>::value) {
+      typename T::rep x{};
+      fill(x, name, version, false);
+      v = T(x);
+    } else if constexpr (std::is_enum_v<T>) {
+      v = static_cast<T>(below(2));
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      v = random_int64();
+    } else if constexpr (std::is_same_v<T, std::int16_t>) {
+      if (name == "ErrorCode") {
+        do {
+          v = below(3) == 0 ? std::int16_t{0} : static_cast<std::int16_t>(static_cast<int>(below(130)) - 1);
+        } while (v == 35);
+      } else {
+        v = static_cast<std::int16_t>(g_());
+      }
+    } else if constexpr (std::is_integral_v<T>) {
+      v = below(4) == 0 ? static_cast<T>(below(3)) - 1 : static_cast<T>(g_());
+    } else if constexpr (std::is_same_v<T, double>) {
+      v = static_cast<double>(below(100000)) / 8.0;
+    } else if constexpr (std::is_same_v<T, brook::uuid>) {
+      v = brook::uuid::from_parts(g_(), g_());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      v = random_string();
+    } else if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+      v.resize(below(12));
+      for (auto& b : v) b = static_cast<std::byte>(g_());
+    } else if constexpr (std::is_same_v<T, brook::protocol::records>) {
+      v = random_records(nullable);
+    } else if constexpr (is_opt<T>::value) {
+      if (nullable && below(4) == 0) {
+        v.reset();
+        return;
+      }
+      v.emplace();
+      fill(*v, name, version, false);
+    } else if constexpr (is_vec<T>::value) {
+      v.clear();
+      v.resize(depth_ > 2 ? 0 : below(4));
+      ++depth_;
+      for (auto& e : v) fill(e, name, version, false);
+      --depth_;
+    } else {
+      static_assert(brook::codec::described<T>);
+      fill_struct(v, version);
+    }
+  }
+
+  std::mt19937_64 g_;
+  bool legacy_records_;
+  std::deque<std::vector<std::byte>> pool_;
+  std::vector<std::byte> empty_;
+  int depth_ = 0;
+};
+
+// ---------------------------------------------------------------- commands
+
+template <typename Fn>
+bool with_api(int key, Fn&& fn) {
+  bool found = false;
+  brook::protocol::for_each_api([&](auto api) {
+    using A = decltype(api);
+    if (static_cast<int>(A::key) != key || found) return;
+    found = true;
+    fn(api);
+  });
+  return found;
+}
+
+std::string decode_request(int key, std::int16_t version, std::string_view hex) {
+  const auto bytes = from_hex(hex);
+  std::string out;
+  if (!with_api(key, [&](auto api) {
+        using Req = typename decltype(api)::request;
+        auto r = brook::codec::decode<Req>(bytes, version);
+        out = r ? fmt::format(R"({{"ok":true,"body":{}}})", brook::test::message_json(*r, version))
+                : error_json(r.error());
+      }))
+    die(fmt::format("no API with key {}", key));
+  return out;
+}
+
+std::string random_response(int key, std::int16_t version, std::uint64_t seed) {
+  std::string out;
+  const bool legacy = key == static_cast<int>(brook::protocol::api_key::fetch) && version < 4;
+  if (!with_api(key, [&](auto api) {
+        using Resp = typename decltype(api)::response;
+        response_randomizer g(seed, legacy);
+        const auto m = g.template make<Resp>(version);
+        auto bytes = brook::codec::encode(m, version);
+        out = bytes ? fmt::format(R"({{"ok":true,"hex":"{}","body":{}}})", hex_of(*bytes),
+                                  brook::test::message_json(m, version))
+                    : error_json(bytes.error());
+      }))
+    die(fmt::format("no API with key {}", key));
+  return out;
+}
+
+std::string nullable_json(const brook::nullable_bytes& b) {
+  return b.is_null() ? std::string("null") : '"' + hex_of(b.span()) + '"';
+}
+
+std::string parse_records(std::string_view hex) {
+  const auto bytes = from_hex(hex);
+  std::span<const std::byte> rest(bytes);
+  std::string o = R"({"ok":true,"batches":[)";
+  bool first_batch = true;
+  while (!rest.empty()) {
+    auto r = brook::record_batch_view::parse(rest);  // CRC and every record checked
+    if (!r) return error_json(r.error());
+    const auto& h = r->header();
+    if (!first_batch) o += ',';
+    first_batch = false;
+    o += fmt::format(
+        R"({{"baseOffset":"{}","partitionLeaderEpoch":{},"magic":{},"attributes":{},"lastOffsetDelta":{},)"
+        R"("baseTimestamp":"{}","maxTimestamp":"{}","producerId":"{}","producerEpoch":{},"baseSequence":{},)"
+        R"("records":[)",
+        h.base_offset.value(), h.partition_leader_epoch, int{h.magic}, h.attributes, h.last_offset_delta,
+        h.base_timestamp, h.max_timestamp, h.producer_id, h.producer_epoch, h.base_sequence);
+    bool first = true;
+    for (const auto& rec : *r) {
+      if (!first) o += ',';
+      first = false;
+      o += fmt::format(R"({{"offset":"{}","timestamp":"{}","key":{},"value":{},"headers":[)", rec.offset().value(),
+                       rec.timestamp(), nullable_json(rec.key()), nullable_json(rec.value()));
+      bool hfirst = true;
+      for (const auto& hd : rec.headers()) {
+        if (!hfirst) o += ',';
+        hfirst = false;
+        o += fmt::format(R"([{},{}])", json_string(hd.key), nullable_json(hd.value));
+      }
+      o += "]}";
+    }
+    o += "]}";
+    rest = rest.subspan(r->size_bytes());
+  }
+  return o + "]}";
+}
+
+std::string run(const std::string& line) {
+  std::istringstream in(line);
+  std::string cmd;
+  in >> cmd;
+  if (cmd == "parse-records") {
+    std::string hex;
+    in >> hex;
+    return parse_records(hex);
+  }
+  int key = -1, version = -1;
+  if (!(in >> key >> version)) die("expected <apiKey> <version>: " + line);
+  if (cmd == "decode-request") {
+    std::string hex;
+    if (!(in >> hex)) die("expected <hex body>: " + line);
+    return decode_request(key, static_cast<std::int16_t>(version), hex);
+  }
+  if (cmd == "random-response") {
+    std::uint64_t seed = 0;
+    if (!(in >> seed)) die("expected <seed>: " + line);
+    return random_response(key, static_cast<std::int16_t>(version), seed);
+  }
+  die("unknown command: " + cmd);
+}
+
+}  // namespace
+
+int main() {
+  std::ios::sync_with_stdio(false);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    std::cout << run(line) << '\n';
+  }
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}
