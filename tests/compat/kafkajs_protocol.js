@@ -10,7 +10,7 @@
 //       arguments mapped field by field (the tables below, kafkajs name -> Kafka name);
 //   (b) responses: brook fills a response with random values and encodes it -> kafkajs's
 //       response decode -> which must equal brook's values mapped field by field (Kafka name ->
-//       kafkajs name). Only `decode` is used: every kafkajs `parse` here throws on error codes,
+//       kafkajs name); every field brook wrote must be one the mapping reads. Only `decode` is used: every kafkajs `parse` here throws on error codes,
 //       and the random responses carry them.
 // Records: Produce requests carry what kafkajs built from the messages (a v0/v1 message set for
 // v0-v2, a RecordBatch v2 for v3+). brook's Records bytes must equal the bytes kafkajs's own
@@ -33,8 +33,11 @@
 //      null (never empty) when kafkajs is given [].
 //   5. Nullable arrays read as empty: kafkajs's readArray returns [] for a null array (Fetch
 //      v4+ AbortedTransactions), and its records readers return [] for null records.
-//   6. Fetch v0-v3 responses: kafkajs reads message format v0/v1 there (a broker down-converts
-//      for those versions); brook writes only RecordBatch v2, so its Records are empty there.
+//   6. Fetch v0-v3 responses: kafkajs reads only message format v0/v1 there (what a broker
+//      down-converts to for those versions) and cannot step over null records (its message-set
+//      reader moves back on a -1 length): protocol_tool puts a legacy message set (magic 0 for
+//      v0-v1, 1 for v2-v3; possibly empty, never null) in Records there, and kafkajs's messages
+//      must equal protocol_tool's own reading of those bytes.
 //   7. DescribeConfigs v0 response: kafkajs derives `configSource` (DEFAULT_CONFIG when
 //      IsDefault, else from the resource type); v1+: it derives `isDefault` from ConfigSource.
 //   8. kafkajs never sends null where its encoders write a default: LeaveGroup v3, SyncGroup v3
@@ -696,8 +699,23 @@ api('Produce', 'produce', 0, {
 // HighWatermark, lastStableOffset LastStableOffset (v4+), lastStartOffset LogStartOffset (v5+),
 // abortedTransactions AbortedTransactions (v4+; null read as [], deviation 5): producerId
 // ProducerId, firstOffset FirstOffset, preferredReadReplica PreferredReadReplica (v11),
-// messages Records (brook's parse of the bytes; deviations 5 and 6).
+// messages Records (brook's parse of the record batches, v4+; the legacy message set as
+// protocol_tool reads it, v0-v3; deviations 5 and 6).
+function legacyMessages(parsed) {
+  if (!parsed.legacy) throw new Error('Fetch v0-v3 records are not a legacy message set')
+  return parsed.legacy.map(m => ({
+    offset: m.offset,
+    size: m.size,
+    crc: m.crc,
+    magicByte: m.magic,
+    attributes: m.attributes,
+    ...(m.magic === 1 ? { timestamp: m.timestamp } : {}),
+    key: buf(m.key),
+    value: buf(m.value),
+  }))
+}
 function kafkajsMessages(parsed) {
+  if (!parsed.batches) throw new Error('Fetch v4+ records are not record batches')
   const { TimestampTypes } = kjs
   const out = []
   for (const bt of parsed.batches) {
@@ -791,7 +809,9 @@ api('Fetch', 'fetch', 1, {
             firstOffset: t2.FirstOffset,
           }))
         if (v >= 11) x.preferredReadReplica = p.PreferredReadReplica
-        x.messages = p.Records == null || p.Records === '' ? [] : kafkajsMessages(recs(p.Records))
+        if (p.Records == null || p.Records === '') x.messages = []
+        else if (v < 4) x.messages = legacyMessages(recs(p.Records))
+        else x.messages = kafkajsMessages(recs(p.Records))
         counted(x.messages.length)
         return x
       }),
@@ -826,6 +846,37 @@ function firstDiff(a, b, at = '') {
     if (!(k in b)) return `${at}.${k}: missing on the right`
     const d = firstDiff(a[k], b[k], `${at}.${k}`)
     if (d) return d
+  }
+  return null
+}
+
+// Every field of brook's response must be used by the mapping (so that it is compared with
+// what kafkajs read): the mapping gets a view of the body that records the fields it reads.
+function tracked(x, seen) {
+  if (x === null || typeof x !== 'object') return x
+  if (!seen.has(x)) seen.set(x, new Set())
+  const read = seen.get(x)
+  return new Proxy(x, {
+    get(t, k) {
+      if (typeof k === 'string') read.add(k)
+      return tracked(t[k], seen)
+    },
+  })
+}
+function firstUnread(x, seen, at = '') {
+  if (x === null || typeof x !== 'object') return null
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      const u = firstUnread(x[i], seen, `${at}.${i}`)
+      if (u) return u
+    }
+    return null
+  }
+  const read = seen.get(x) || new Set()
+  for (const k of Object.keys(x)) {
+    if (!read.has(k)) return `${at}.${k}`
+    const u = firstUnread(x[k], seen, `${at}.${k}`)
+    if (u) return u
   }
   return null
 }
@@ -974,10 +1025,16 @@ async function main() {
       continue
     }
     let want
+    const seen = new Map()
     try {
-      want = c.A.response(c.v, got.body, recs, n => (recordsChecked += n))
+      want = c.A.response(c.v, tracked(got.body, seen), recs, n => (recordsChecked += n))
     } catch (e) {
       mismatch('response', c, e.message)
+      continue
+    }
+    const unread = firstUnread(got.body, seen)
+    if (unread) {
+      mismatch('response', c, `brook's field ${unread} is not compared (the mapping does not read it)`)
       continue
     }
     const d = firstDiff(canon(decoded), canon(want))

@@ -8,6 +8,8 @@
 //       -> {"ok":true,"hex":"...","body":{...}}
 //   parse-records <hex>                            record_batch_view::parse of each batch in turn
 //       -> {"ok":true,"batches":[{"baseOffset":"0",...,"records":[{"offset":"0",...}]}]}
+//       or, for a legacy message set (magic 0 or 1 at byte 16), this tool's own reading of it:
+//       -> {"ok":true,"legacy":[{"offset":"0","size":..,"crc":..,"magic":1,...}]}
 //
 // Bodies are message_json (tests/support/message_json.hpp): Kafka's field names, the fields of
 // the version only, 64-bit integers as decimal strings, bytes and records as lowercase hex.
@@ -15,8 +17,10 @@
 // Random responses stay within what kafkajs 2.2.4 reads (kafkajs_protocol.js lists why):
 //   - an "ErrorCode" is never 35 (UNSUPPORTED_VERSION): kafkajs's decode throws on it;
 //   - "Records" are real RecordBatch v2 bytes (1-2 batches built with record_batch_builder),
-//     empty or null; Fetch v0-v3 records are always empty (kafkajs reads message format v0/v1
-//     there, as a broker down-converts for those versions; brook writes only v2);
+//     empty or null; in Fetch v0-v3 they are a legacy message set instead (magic 0 for v0-v1,
+//     magic 1 for v2-v3, what a broker down-converts to for those versions and all kafkajs
+//     reads there), 0-3 uncompressed messages written here, never null (kafkajs's v0-v3
+//     reader cannot skip null records);
 //   - strings are short, from [a-zA-Z0-9._-] with an occasional multi-byte UTF-8 character.
 #include <cstdint>
 #include <cstdio>
@@ -90,7 +94,8 @@ struct is_strong<brook::strong_int<Tag, Rep>> : std::true_type {};
 /// tests/support/random_message.hpp does), with the constraints in the header comment.
 class response_randomizer {
  public:
-  response_randomizer(std::uint64_t seed, bool legacy_records) : g_(seed), legacy_records_(legacy_records) {}
+  /// legacy_magic: -1 for RecordBatch v2 records, else the message-set magic (0 or 1).
+  response_randomizer(std::uint64_t seed, int legacy_magic) : g_(seed), legacy_magic_(legacy_magic) {}
 
   template <brook::codec::described_message T>
   T make(std::int16_t version) {
@@ -140,7 +145,7 @@ class response_randomizer {
   }
 
   brook::protocol::records random_records(bool nullable) {
-    if (legacy_records_) return brook::protocol::records::view(empty_);
+    if (legacy_magic_ >= 0) return legacy_records();
     const auto pick = below(6);
     if (pick == 0 && nullable) return brook::protocol::records();
     if (pick == 1) return brook::protocol::records::view(empty_);
@@ -182,6 +187,48 @@ class response_randomizer {
       auto batch = b.finish();
       out.insert(out.end(), batch.begin(), batch.end());
       base += static_cast<std::int64_t>(n) + static_cast<std::int64_t>(below(3));
+    }
+    return brook::protocol::records::view(out);
+  }
+
+  static void put_be(std::vector<std::byte>& out, std::uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; --i) out.push_back(static_cast<std::byte>(v >> (8 * i)));
+  }
+  // CRC-32 (IEEE, reflected 0xEDB88320), the checksum of message format v0/v1.
+  static std::uint32_t crc32_ieee(std::span<const std::byte> b) {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (auto x : b) {
+      c ^= static_cast<std::uint32_t>(x);
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return c ^ 0xFFFFFFFFu;
+  }
+  void put_legacy_bytes(std::vector<std::byte>& m) {
+    if (below(5) == 0) {
+      put_be(m, 0xFFFFFFFFu, 4);  // null
+      return;
+    }
+    const std::size_t n = below(12);
+    put_be(m, n, 4);
+    for (std::size_t i = 0; i < n; ++i) m.push_back(static_cast<std::byte>(g_()));
+  }
+  // A message set of message format v0/v1: [offset int64, size int32, crc uint32, magic int8,
+  // attributes int8, (timestamp int64, magic 1), key bytes, value bytes].
+  brook::protocol::records legacy_records() {
+    auto& out = pool_.emplace_back();
+    const std::int64_t base = static_cast<std::int64_t>(below(1u << 20));
+    for (std::size_t i = 0, n = below(4); i < n; ++i) {
+      std::vector<std::byte> m;  // from the magic byte on
+      m.push_back(static_cast<std::byte>(legacy_magic_));
+      m.push_back(std::byte{0});  // attributes: no compression
+      if (legacy_magic_ == 1)
+        put_be(m, static_cast<std::uint64_t>(1'600'000'000'000 + static_cast<std::int64_t>(below(1'000'000'000))), 8);
+      put_legacy_bytes(m);
+      put_legacy_bytes(m);
+      put_be(out, static_cast<std::uint64_t>(base + static_cast<std::int64_t>(i)), 8);
+      put_be(out, 4 + m.size(), 4);
+      put_be(out, crc32_ieee(m), 4);
+      out.insert(out.end(), m.begin(), m.end());
     }
     return brook::protocol::records::view(out);
   }
@@ -239,7 +286,7 @@ class response_randomizer {
   }
 
   std::mt19937_64 g_;
-  bool legacy_records_;
+  int legacy_magic_;
   std::deque<std::vector<std::byte>> pool_;
   std::vector<std::byte> empty_;
   int depth_ = 0;
@@ -274,10 +321,11 @@ std::string decode_request(int key, std::int16_t version, std::string_view hex) 
 
 std::string random_response(int key, std::int16_t version, std::uint64_t seed) {
   std::string out;
-  const bool legacy = key == static_cast<int>(brook::protocol::api_key::fetch) && version < 4;
+  const bool fetch = key == static_cast<int>(brook::protocol::api_key::fetch);
+  const int legacy_magic = fetch && version < 2 ? 0 : fetch && version < 4 ? 1 : -1;
   if (!with_api(key, [&](auto api) {
         using Resp = typename decltype(api)::response;
-        response_randomizer g(seed, legacy);
+        response_randomizer g(seed, legacy_magic);
         const auto m = g.template make<Resp>(version);
         auto bytes = brook::codec::encode(m, version);
         out = bytes ? fmt::format(R"({{"ok":true,"hex":"{}","body":{}}})", hex_of(*bytes),
@@ -292,8 +340,58 @@ std::string nullable_json(const brook::nullable_bytes& b) {
   return b.is_null() ? std::string("null") : '"' + hex_of(b.span()) + '"';
 }
 
+std::uint64_t load_be(std::span<const std::byte> b, std::size_t at, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<std::uint64_t>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+// This tool's own reading of a legacy message set it wrote (no compression); dies on anything
+// else, as that would be a bug of the tool.
+std::string parse_legacy(std::span<const std::byte> b) {
+  std::string o = R"({"ok":true,"legacy":[)";
+  std::size_t at = 0;
+  auto need = [&](std::size_t n) {
+    if (at + n > b.size()) die("legacy message set ends early");
+  };
+  auto bytes_json = [&]() {
+    need(4);
+    const auto len = static_cast<std::int32_t>(load_be(b, at, 4));
+    at += 4;
+    if (len < 0) return std::string("null");
+    need(static_cast<std::size_t>(len));
+    auto s = '"' + hex_of(b.subspan(at, static_cast<std::size_t>(len))) + '"';
+    at += static_cast<std::size_t>(len);
+    return s;
+  };
+  bool first = true;
+  while (at < b.size()) {
+    need(8 + 4 + 4 + 2);
+    const auto offset = static_cast<std::int64_t>(load_be(b, at, 8));
+    const auto size = static_cast<std::int32_t>(load_be(b, at + 8, 4));
+    const auto crc = static_cast<std::int32_t>(load_be(b, at + 12, 4));
+    const int magic = static_cast<int>(b[at + 16]);
+    const int attributes = static_cast<int>(static_cast<std::int8_t>(b[at + 17]));
+    at += 18;
+    std::string ts;
+    if (magic == 1) {
+      need(8);
+      ts = fmt::format(R"("timestamp":"{}",)", static_cast<std::int64_t>(load_be(b, at, 8)));
+      at += 8;
+    }
+    const auto key = bytes_json();
+    const auto value = bytes_json();
+    if (!first) o += ',';
+    first = false;
+    o += fmt::format(R"({{"offset":"{}","size":{},"crc":{},"magic":{},"attributes":{},{}"key":{},"value":{}}})", offset,
+                     size, crc, magic, attributes, ts, key, value);
+  }
+  return o + "]}";
+}
+
 std::string parse_records(std::string_view hex) {
   const auto bytes = from_hex(hex);
+  if (bytes.size() > 16 && static_cast<int>(bytes[16]) < 2) return parse_legacy(bytes);
   std::span<const std::byte> rest(bytes);
   std::string o = R"({"ok":true,"batches":[)";
   bool first_batch = true;
