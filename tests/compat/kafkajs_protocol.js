@@ -10,8 +10,10 @@
 //       arguments mapped field by field (the tables below, kafkajs name -> Kafka name);
 //   (b) responses: brook fills a response with random values and encodes it -> kafkajs's
 //       response decode -> which must equal brook's values mapped field by field (Kafka name ->
-//       kafkajs name); every field brook wrote must be one the mapping reads. Only `decode` is used: every kafkajs `parse` here throws on error codes,
-//       and the random responses carry them.
+//       kafkajs name); every field brook wrote must be one the mapping reads. kafkajs's `parse`
+//       must give the same, where it cannot throw: always for DeleteGroups (its parse never
+//       throws), and for the other APIs (whose parse throws on a non-zero error code) on the
+//       responses whose error codes are all 0.
 // Records: Produce requests carry what kafkajs built from the messages (a v0/v1 message set for
 // v0-v2, a RecordBatch v2 for v3+). brook's Records bytes must equal the bytes kafkajs's own
 // MessageSet / RecordBatch give for the same messages, and for v3+ brook's record_batch_view
@@ -40,8 +42,10 @@
 //      must equal protocol_tool's own reading of those bytes.
 //   7. DescribeConfigs v0 response: kafkajs derives `configSource` (DEFAULT_CONFIG when
 //      IsDefault, else from the resource type); v1+: it derives `isDefault` from ConfigSource.
-//   8. kafkajs never sends null where its encoders write a default: LeaveGroup v3, SyncGroup v3
-//      and JoinGroup v5 GroupInstanceId default to null (sent as given here).
+//   8. Defaults: some of kafkajs's argument defaults differ from Kafka's field defaults (Fetch
+//      isolationLevel READ_COMMITTED (1) vs 0; CreateTopics/DeleteTopics timeout 5000 vs 60000 /
+//      none; OffsetCommit v1 timestamp Date.now() vs -1; ListOffsets timestamp -1 vs none). Every
+//      argument is given explicitly here, so no default of either side is relied on.
 //   9. Produce v3+: kafkajs orders timestamps with Array.prototype.sort (as strings), so the
 //      messages here use 13-digit timestamps, where that order is the numeric one.
 //  10. DeleteGroups results: kafkajs's decode adds `error` (a KafkaJSProtocolError) to each
@@ -556,7 +560,7 @@ api('CreateTopics', 'createTopics', 19, {
 // configName Name, configValue Value, configSource Source.
 api('DescribeConfigs', 'describeConfigs', 32, {
   request(v) {
-    const a = { resources: arr(() => ({ type: [0, 2, 4, 8][below(4)], name: str(), configNames: arr(str) })) }
+    const a = { resources: arr(() => ({ type: coin() ? [0, 2, 4, 8][below(4)] : i8(), name: str(), configNames: arr(str) })) }
     const w = {
       Resources: a.resources.map(r => ({
         ResourceType: r.type,
@@ -881,6 +885,13 @@ function firstUnread(x, seen, at = '') {
   return null
 }
 
+// Whether a response body has an ErrorCode other than 0 anywhere.
+function hasErrorCode(x) {
+  if (x === null || typeof x !== 'object') return false
+  if (Array.isArray(x)) return x.some(hasErrorCode)
+  return Object.keys(x).some(k => (k === 'ErrorCode' && x[k] !== 0) || hasErrorCode(x[k]))
+}
+
 // ---------------------------------------------------------------- tool
 function runTool(lines) {
   const r = spawnSync(args.tool, [], { input: lines.join('\n') + '\n', maxBuffer: 1 << 30, encoding: 'utf8' })
@@ -1017,8 +1028,8 @@ async function main() {
       continue
     }
     let decoded
+    const { decode, parse } = require(path.join(REQUESTS, c.A.dir, `v${c.v}`, 'response'))
     try {
-      const { decode } = require(path.join(REQUESTS, c.A.dir, `v${c.v}`, 'response'))
       decoded = await decode(Buffer.from(got.hex, 'hex'))
     } catch (e) {
       mismatch('response', c, `kafkajs cannot decode brook's ${got.hex}: ${e.stack}`)
@@ -1043,6 +1054,23 @@ async function main() {
       continue
     }
     count(c.A, c.v, 'responses')
+    // kafkajs's parse as well when it cannot throw: DeleteGroups's never does, every other one
+    // here throws on a non-zero error code, so it runs on responses that carry none.
+    if (c.A.name === 'DeleteGroups' || !hasErrorCode(got.body)) {
+      let parsed
+      try {
+        parsed = await parse(decoded)
+      } catch (e) {
+        mismatch('response parse', c, `kafkajs's parse throws on brook's ${got.hex}: ${e.stack}`)
+        continue
+      }
+      const d2 = firstDiff(canon(parsed), canon(want))
+      if (d2) {
+        mismatch('response parse', c, `brook body ${JSON.stringify(got.body)}\n  first difference (kafkajs vs want) ${d2}`)
+        continue
+      }
+      count(c.A, c.v, 'responses also parsed')
+    }
   }
 
   for (const [k, m] of tally) console.log(`${k}: ${[...m].map(([v, n]) => `v${v} ${n}`).join(', ')}`)

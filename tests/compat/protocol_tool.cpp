@@ -21,6 +21,8 @@
 //     magic 1 for v2-v3, what a broker down-converts to for those versions and all kafkajs
 //     reads there), 0-3 uncompressed messages written here, never null (kafkajs's v0-v3
 //     reader cannot skip null records);
+//   - DescribeConfigs ResourceType and ConfigSource are, half the time, values kafkajs
+//     derives isDefault / configSource from;
 //   - strings are short, from [a-zA-Z0-9._-] with an occasional multi-byte UTF-8 character.
 #include <cstdint>
 #include <cstdio>
@@ -252,6 +254,16 @@ class response_randomizer {
         } while (v == 35);
       } else {
         v = static_cast<std::int16_t>(g_());
+      }
+    } else if constexpr (std::is_same_v<T, std::int8_t>) {
+      // Half the time a value kafkajs gives a meaning to (DescribeConfigs derives isDefault
+      // and configSource from these), else any.
+      if (name == "ResourceType" && coin()) {
+        v = static_cast<std::int8_t>(2 * (1 + below(2)));  // TOPIC, BROKER
+      } else if ((name == "ConfigSource" || name == "Source") && coin()) {
+        v = static_cast<std::int8_t>(below(7));  // UNKNOWN .. DYNAMIC_BROKER_LOGGER_CONFIG
+      } else {
+        v = static_cast<std::int8_t>(g_());
       }
     } else if constexpr (std::is_integral_v<T>) {
       v = below(4) == 0 ? static_cast<T>(below(3)) - 1 : static_cast<T>(g_());
