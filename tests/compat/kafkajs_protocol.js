@@ -17,9 +17,10 @@
 // Records: Produce requests carry what kafkajs built from the messages (a v0/v1 message set for
 // v0-v2, a RecordBatch v2 for v3+). brook's Records bytes must equal the bytes kafkajs's own
 // MessageSet / RecordBatch give for the same messages, and for v3+ brook's record_batch_view
-// must parse them back to those messages (protocol_tool parse-records). Fetch responses carry
-// RecordBatch v2 bytes from brook's record_batch_builder; kafkajs's records (every record and
-// its batch context) must equal brook's own parse of the same bytes.
+// must parse them back to those messages (protocol_tool parse-records). Fetch v4+ responses
+// carry RecordBatch v2 bytes from brook's record_batch_builder (1-2 batches, empty or null);
+// kafkajs's records (every record and its batch context) must equal brook's own parse of the
+// same bytes. Fetch v0-v3: see deviation 6.
 //
 // Where kafkajs deviates from Kafka's message definitions the check follows kafkajs for exactly
 // that field and nothing else:
