@@ -1,2 +1,3 @@
-# Used by add_test when a prerequisite is missing: print why and fail (never skip silently).
-message(FATAL_ERROR "compat_kafkajs_record_batch: ${MSG}")
+# Used by add_test when a prerequisite is missing: print which check and why, and fail (never
+# skip silently).
+message(FATAL_ERROR "${CHECK}: ${MSG}")

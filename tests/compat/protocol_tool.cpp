@@ -79,18 +79,13 @@ std::string error_json(const brook::error& e) {
 
 // ---------------------------------------------------------------- random responses
 
+// The codec's own type traits.
 template <typename T>
-struct is_vec : std::false_type {};
+using is_vec = brook::codec::detail::is_vector<T>;
 template <typename T>
-struct is_vec<std::vector<T>> : std::true_type {};
+using is_opt = brook::codec::detail::is_optional<T>;
 template <typename T>
-struct is_opt : std::false_type {};
-template <typename T>
-struct is_opt<std::optional<T>> : std::true_type {};
-template <typename T>
-struct is_strong : std::false_type {};
-template <typename Tag, typename Rep>
-struct is_strong<brook::strong_int<Tag, Rep>> : std::true_type {};
+using is_strong = brook::codec::detail::is_strong_int<T>;
 
 /// Fills a message with random values for one version, walking its schema (as
 /// tests/support/random_message.hpp does), with the constraints in the header comment.

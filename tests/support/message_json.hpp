@@ -37,18 +37,13 @@
 namespace brook::test {
 
 namespace json_detail {
+// The codec's own type traits.
 template <typename T>
-struct is_vec : std::false_type {};
+using is_vec = codec::detail::is_vector<T>;
 template <typename T>
-struct is_vec<std::vector<T>> : std::true_type {};
+using is_opt = codec::detail::is_optional<T>;
 template <typename T>
-struct is_opt : std::false_type {};
-template <typename T>
-struct is_opt<std::optional<T>> : std::true_type {};
-template <typename T>
-struct is_strong : std::false_type {};
-template <typename Tag, typename Rep>
-struct is_strong<strong_int<Tag, Rep>> : std::true_type {};
+using is_strong = codec::detail::is_strong_int<T>;
 }  // namespace json_detail
 
 /// Lowercase hex of `b`.
