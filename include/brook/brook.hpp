@@ -120,4 +120,8 @@
 
 // embedded
 #include <brook/embedded/node.hpp>
+
+// server
+#include <brook/server/served_apis.hpp>
+#include <brook/server/connection_state.hpp>
 // clang-format on
