@@ -124,4 +124,6 @@
 // server
 #include <brook/server/served_apis.hpp>
 #include <brook/server/connection_state.hpp>
+#include <brook/server/request_handler.hpp>
+#include <brook/server/tcp_server.hpp>
 // clang-format on
