@@ -16,8 +16,9 @@
 // Null ConfigurationKeys lists every key of the resource. IncludeSynonyms,
 // IncludeDocumentation and IsDefault are not ignorable: asking for what a version cannot
 // carry, or answering IsDefault after v0 (where ConfigSource replaces it), is
-// unsupported_version. ConfigSource's v0 meaning depends on the resource (Kafka's JSON notes
-// -1 is only a placeholder). Nullable strings without a JSON default start empty and the
+// unsupported_version. ConfigSource does not exist in v0: a v0 answer decodes with its default
+// -1, which Kafka's JSON gives as a value that stands for "unknown". Nullable strings without
+// a JSON default start empty and the
 // nullable ConfigurationKeys starts as an empty array, as in Kafka's generated code.
 //
 // Worked example, DescribeConfigsResponse v4 (flexible): topic "t" has config "k" = "v", a
