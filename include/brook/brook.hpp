@@ -126,4 +126,5 @@
 #include <brook/server/connection_state.hpp>
 #include <brook/server/request_handler.hpp>
 #include <brook/server/tcp_server.hpp>
+#include <brook/server/kafka_broker.hpp>
 // clang-format on

@@ -12,6 +12,7 @@
 // Thread-safety: types and a constexpr walk.
 #pragma once
 
+#include <type_traits>
 #include <variant>
 
 #include <brook/protocol/api_keys.hpp>
@@ -88,6 +89,22 @@ template <typename Fn>
 constexpr void for_each_api(Fn&& fn) {
   described_apis::for_each(fn);
 }
+
+namespace detail {
+template <api_key K, typename List>
+struct find_api;
+template <api_key K>
+struct find_api<K, api_list<>> {
+  static_assert(K != K, "brook does not describe this API key");
+};
+template <api_key K, typename First, typename... Rest>
+struct find_api<K, api_list<First, Rest...>>
+    : std::conditional_t<First::key == K, std::type_identity<First>, find_api<K, api_list<Rest...>>> {};
+}  // namespace detail
+
+/// The api_pair of key K.
+template <api_key K>
+using api_messages = typename detail::find_api<K, described_apis>::type;
 
 /// Any request or response body brook describes.
 using request_body = described_apis::request_variant;
