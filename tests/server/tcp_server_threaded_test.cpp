@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -65,6 +66,16 @@ class test_handler : public request_handler {
   std::size_t held() {
     std::lock_guard lock(mu_);
     return held_.size();
+  }
+  /// Whether held heartbeat `i` was abandoned (its connection closed first).
+  bool abandoned(std::size_t i) {
+    std::lock_guard lock(mu_);
+    return held_.at(i).done.abandoned();
+  }
+  /// Counts the abandon hooks of held heartbeat `i` that ran.
+  void watch(std::size_t i, std::atomic<int>& hooks) {
+    std::lock_guard lock(mu_);
+    held_.at(i).done.on_abandon([&hooks] { ++hooks; });
   }
 
  private:
@@ -227,12 +238,17 @@ TEST_CASE("answers to a closed connection and after stop are dropped", "[server]
   {
     tcp_server s(h, table());
     REQUIRE_OK(s.start());
+    std::atomic<int> hooks{0};
     {
       client c(s.port());
       c.send(heartbeat(1));
       REQUIRE(h.wait_held(1));
+      CHECK_FALSE(h.abandoned(0));
+      h.watch(0, hooks);
     }  // the client disconnects with its request outstanding
     REQUIRE(eventually([&] { return s.connections() == 0; }));
+    CHECK(h.abandoned(0));  // the handler can learn it and drop its wait
+    CHECK(hooks.load() == 1);
     h.release(0);  // to a closed connection: dropped
     client c2(s.port());
     c2.send(heartbeat(2));

@@ -12,7 +12,8 @@
 // after `idle_timeout` without a complete read or write (Kafka's connections.max.idle.ms,
 // default 10 minutes). Past `max_connections` open connections a new one is accepted and
 // closed at once. What a connection holds is bounded by connection_state's bounds plus one
-// read buffer and the answer being written.
+// read buffer and the answer being written. When it closes, the replies of its unanswered
+// requests are abandoned (request_handler.hpp), so parked requests drop their waits.
 //
 // Answers are written from memory: a response_frame's log slices are copied out of their
 // mappings (response_frame::flatten). sendfile comes with the fetch path.
@@ -89,6 +90,7 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
     timer_.cancel();
+    for (auto& [seq, w] : std::exchange(watches_, {})) w->abandon();
     if (on_closed_) std::exchange(on_closed_, nullptr)(this);
   }
   asio::io_context& context() noexcept { return *ctx_; }
@@ -114,18 +116,24 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
       if (!*q) return;
       const std::uint64_t seq = (*q)->seq;
       std::weak_ptr<tcp_connection> weak = weak_from_this();
-      handler_.handle(std::move(**q), [weak, seq](std::optional<protocol::response_frame> f) {
-        auto self = weak.lock();
-        if (!self) return;  // closed and gone
-        asio::post(self->context(), [weak, seq, f = std::move(f)]() mutable {
-          if (auto c = weak.lock()) c->answered(seq, std::move(f));
-        });
-      });
+      auto watch = std::make_shared<answer_watch>();
+      watches_.emplace(seq, watch);
+      reply done(
+          [weak, seq](std::optional<protocol::response_frame> f) {
+            auto self = weak.lock();
+            if (!self) return;  // closed and gone
+            asio::post(self->context(), [weak, seq, f = std::move(f)]() mutable {
+              if (auto c = weak.lock()) c->answered(seq, std::move(f));
+            });
+          },
+          std::move(watch));
+      handler_.handle(std::move(**q), std::move(done));
     }
   }
 
   void answered(std::uint64_t seq, std::optional<protocol::response_frame> f) {
     if (closed_) return;
+    watches_.erase(seq);
     state_.answer(seq, std::move(f));
     write();
     read();  // a slot may have freed up
@@ -164,6 +172,7 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
   std::chrono::milliseconds idle_;
   std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   on_closed on_closed_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<answer_watch>> watches_;  // requests not answered yet
   bool reading_ = false;
   bool writing_ = false;
   bool closed_ = false;
