@@ -2,20 +2,26 @@
 // answers, its errors and the bad input Kafka names, on a node in a temporary directory.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <brook/embedded.hpp>
+#include <brook/format/record_batch.hpp>
 #include <brook/server/kafka_broker.hpp>
 
 #include "support/checks.hpp"
 #include "support/handler_calls.hpp"
+#include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
 using brook::test::call;
+using brook::test::make_batch;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -27,17 +33,388 @@ std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
   return std::move(*n);
 }
 
+struct fixture {
+  brook::test::temp_dir tmp{"broker"};
+  std::unique_ptr<node> n = open_node(tmp.path());
+  kafka_broker b{*n};
+  ~fixture() { b.stop(); }
+};
+
+produce_request produce_of(const std::string& topic, std::int32_t partition, const std::vector<std::byte>& batch,
+                           std::int16_t acks = -1) {
+  produce_request r;
+  r.acks = acks;
+  r.timeout_ms = 1000;
+  r.topic_data.push_back({topic, {{partition_id(partition), records::view(batch)}}});
+  return r;
+}
+
+fetch_request fetch_of(const std::string& topic, std::int32_t partition, std::int64_t from, std::int32_t max_wait = 0,
+                       std::int32_t min_bytes = 1) {
+  fetch_request r;
+  r.max_wait_ms = max_wait;
+  r.min_bytes = min_bytes;
+  r.max_bytes = 50 * 1024 * 1024;
+  fetch_request_partition p;
+  p.partition = partition_id(partition);
+  p.fetch_offset = offset(from);
+  p.partition_max_bytes = 1024 * 1024;
+  r.topics.push_back({topic, {}, {p}});
+  return r;
+}
+
+std::int16_t code(errc e) { return static_cast<std::int16_t>(e); }
+
+/// The records of a fetched partition, as (offset, value).
+std::vector<std::pair<std::int64_t, std::string>> records_in(const fetch_response_partition& p) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  auto bytes = p.records.bytes();
+  while (!bytes.empty()) {
+    auto v = record_batch_view::parse(bytes);
+    REQUIRE_OK(v);
+    for (const auto& r : *v) out.emplace_back(r.offset().value(), r.value().to_string());
+    bytes = bytes.subspan(v->header().size_bytes());
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("ApiVersions lists the served table at every served version", "[server][kafka_broker]") {
-  brook::test::temp_dir tmp("broker");
-  auto n = open_node(tmp.path());
-  kafka_broker b(*n);
+  fixture f;
   const auto range = *kafka_broker::apis().find(api_key::api_versions);
   for (std::int16_t v = range.lo; v <= range.hi; ++v) {
-    auto r = call(b, api_versions_request{}, v);
+    auto r = call(f.b, api_versions_request{}, v);
     REQUIRE_OK(r);
     CHECK(r->error_code == 0);
     CHECK(r->api_keys.size() == kafka_broker::apis().apis().size());
   }
+}
+
+TEST_CASE("the served table reaches down to what old clients probe", "[server][kafka_broker]") {
+  // librdkafka 2.0.2 gates features on these (KAFKA-PROTOCOL.md 1.1); kafka-python sends
+  // Metadata v0 and Fetch v4.
+  const auto& t = kafka_broker::apis();
+  CHECK(t.serves(api_key::produce, 3));
+  CHECK(t.serves(api_key::fetch, 4));
+  CHECK(t.serves(api_key::list_offsets, 1));
+  CHECK(t.serves(api_key::metadata, 0));
+  CHECK(t.serves(api_key::api_versions, 0));
+}
+
+TEST_CASE("Metadata lists topics creates unknown ones and names this broker", "[server][kafka_broker]") {
+  fixture f;
+  f.b.advertise("10.1.2.3", 19092);
+  REQUIRE_OK(f.n->create_topic("orders", {.partitions = 3}));
+
+  SECTION("v0 empty and v1+ null mean all topics") {
+    metadata_request all0;
+    all0.topics = std::vector<metadata_request_topic>{};
+    auto r0 = call(f.b, all0, 0);
+    REQUIRE_OK(r0);
+    metadata_request all1;
+    all1.topics = std::nullopt;
+    auto r1 = call(f.b, all1, 1);
+    REQUIRE_OK(r1);
+    for (const auto* r : {&*r0, &*r1}) {
+      bool found = false;
+      for (const auto& t : r->topics) found = found || (t.name == "orders" && t.partitions.size() == 3);
+      CHECK(found);
+    }
+    // v1+ empty means none.
+    metadata_request none;
+    auto rn = call(f.b, none, 4);
+    REQUIRE_OK(rn);
+    CHECK(rn->topics.empty());
+    REQUIRE(r1->brokers.size() == 1);
+    CHECK(r1->brokers[0].host == "10.1.2.3");
+    CHECK(r1->brokers[0].port == 19092);
+    CHECK(r1->controller_id == broker_id(0));
+  }
+  SECTION("an unknown topic is created with num.partitions when allowed") {
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{{}, std::string("fresh")}};
+    auto r = call(f.b, q, 9);
+    REQUIRE_OK(r);
+    REQUIRE(r->topics.size() == 1);
+    CHECK(r->topics[0].error_code == 0);
+    CHECK(r->topics[0].partitions.size() == 1);
+    CHECK(r->topics[0].partitions[0].leader_id == broker_id(0));
+    CHECK(f.n->dir().partition_count("fresh").has_value());
+  }
+  SECTION("no creation when the request says so") {
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{{}, std::string("absent")}};
+    q.allow_auto_topic_creation = false;
+    auto r = call(f.b, q, 4);
+    REQUIRE_OK(r);
+    CHECK(r->topics[0].error_code == code(errc::unknown_topic_or_partition));
+    CHECK_FALSE(f.n->dir().partition_count("absent").has_value());
+  }
+  SECTION("a bad name is INVALID_TOPIC_EXCEPTION") {
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{{}, std::string("bad/name")}};
+    auto r = call(f.b, q, 4);
+    REQUIRE_OK(r);
+    CHECK(r->topics[0].error_code == code(errc::invalid_topic));
+  }
+}
+
+TEST_CASE("Produce appends the bytes that came and Fetch returns them", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {.partitions = 2}));
+  const auto batch = make_batch(5, 1'000, "a");
+  auto p = call(f.b, produce_of("t", 1, batch), 7);
+  REQUIRE_OK(p);
+  REQUIRE(p->responses.size() == 1);
+  CHECK(p->responses[0].partition_responses[0].error_code == 0);
+  CHECK(p->responses[0].partition_responses[0].base_offset == offset(0));
+  auto p2 = call(f.b, produce_of("t", 1, make_batch(3, 2'000, "b")), 3);
+  REQUIRE_OK(p2);
+  CHECK(p2->responses[0].partition_responses[0].base_offset == offset(5));
+
+  auto fr = call(f.b, fetch_of("t", 1, 0), 11);
+  REQUIRE_OK(fr);
+  const auto& part = fr->responses.at(0).partitions.at(0);
+  CHECK(part.error_code == 0);
+  CHECK(part.high_watermark == offset(8));
+  CHECK(part.last_stable_offset == offset(8));
+  CHECK(part.preferred_read_replica == broker_id(-1));
+  auto recs = records_in(part);
+  REQUIRE(recs.size() == 8);
+  CHECK(recs[0] == std::pair<std::int64_t, std::string>{0, "a-0"});
+  CHECK(recs[7] == std::pair<std::int64_t, std::string>{7, "b-2"});
+  // The stored batch is the produced one but for the base offset (which the CRC skips).
+  auto stored = part.records.bytes().subspan(0, batch.size());
+  CHECK(std::equal(stored.begin() + 8, stored.end(), batch.begin() + 8));
+
+  SECTION("a fetch inside a batch returns the whole batch") {
+    auto mid = call(f.b, fetch_of("t", 1, 2), 4);
+    REQUIRE_OK(mid);
+    CHECK(records_in(mid->responses[0].partitions[0]).front().first == 0);
+  }
+  SECTION("at the high watermark records are empty not null") {
+    auto end = call(f.b, fetch_of("t", 1, 8), 11);
+    REQUIRE_OK(end);
+    CHECK_FALSE(end->responses[0].partitions[0].records.is_null());
+    CHECK(end->responses[0].partitions[0].records.size_bytes() == 0);
+  }
+  SECTION("past the high watermark is OFFSET_OUT_OF_RANGE") {
+    auto past = call(f.b, fetch_of("t", 1, 9), 11);
+    REQUIRE_OK(past);
+    CHECK(past->responses[0].partitions[0].error_code == code(errc::offset_out_of_range));
+  }
+  SECTION("an unknown partition is UNKNOWN_TOPIC_OR_PARTITION") {
+    auto u = call(f.b, fetch_of("t", 7, 0), 11);
+    REQUIRE_OK(u);
+    CHECK(u->responses[0].partitions[0].error_code == code(errc::unknown_topic_or_partition));
+  }
+  SECTION("KIP-74: the first batch comes whole above the byte limits") {
+    auto q = fetch_of("t", 1, 0);
+    q.max_bytes = 10;
+    q.topics[0].partitions[0].partition_max_bytes = 10;
+    auto small = call(f.b, q, 11);
+    REQUIRE_OK(small);
+    CHECK(records_in(small->responses[0].partitions[0]).size() == 5);  // the first batch only
+  }
+}
+
+TEST_CASE("Produce refuses what Kafka's validator refuses per partition", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {}));
+  auto first_error = [&](const produce_request& q) {
+    auto r = call(f.b, q, 8);
+    REQUIRE_OK(r);
+    return r->responses.at(0).partition_responses.at(0).error_code;
+  };
+  auto batch = make_batch(2);
+  SECTION("a flipped byte is CORRUPT_MESSAGE") {
+    batch.back() ^= std::byte{1};
+    CHECK(first_error(produce_of("t", 0, batch)) == code(errc::corrupt_message));
+  }
+  SECTION("two batches are INVALID_RECORD") {
+    auto two = batch;
+    two.insert(two.end(), batch.begin(), batch.end());
+    CHECK(first_error(produce_of("t", 0, two)) == code(errc::invalid_record));
+  }
+  SECTION("no records are INVALID_RECORD") { CHECK(first_error(produce_of("t", 0, {})) == code(errc::invalid_record)); }
+  SECTION("a truncated batch is CORRUPT_MESSAGE") {
+    batch.resize(batch.size() - 3);
+    CHECK(first_error(produce_of("t", 0, batch)) == code(errc::corrupt_message));
+  }
+  SECTION("magic 1 is INVALID_RECORD") {
+    batch[batch_layout::magic] = std::byte{1};
+    CHECK(first_error(produce_of("t", 0, batch)) == code(errc::invalid_record));
+  }
+  SECTION("acks 2 is INVALID_REQUIRED_ACKS") {
+    CHECK(first_error(produce_of("t", 0, batch, 2)) == code(errc::invalid_required_acks));
+  }
+  SECTION("an internal topic is INVALID_TOPIC_EXCEPTION") {
+    CHECK(first_error(produce_of("__consumer_offsets", 0, batch)) == code(errc::invalid_topic));
+  }
+  SECTION("an unknown topic is UNKNOWN_TOPIC_OR_PARTITION and is not created") {
+    CHECK(first_error(produce_of("nope", 0, batch)) == code(errc::unknown_topic_or_partition));
+    CHECK_FALSE(f.n->dir().partition_count("nope").has_value());
+  }
+  SECTION("a batch over max.message.bytes is MESSAGE_TOO_LARGE") {
+    REQUIRE_OK(f.n->create_topic("small", {.partitions = 1, .overrides = {{"max.message.bytes", "100"}}}));
+    CHECK(first_error(produce_of("small", 0, make_batch(10))) == code(errc::record_too_large));
+  }
+  // Nothing refused was stored.
+  CHECK((*f.n->dir().get_partition("t", partition_id(0)))->log_end_offset() == offset(0));
+}
+
+TEST_CASE("Produce with acks 0 gets no answer but is appended", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {}));
+  auto pending = brook::test::start_call(f.b, produce_of("t", 0, make_batch(4), 0), 7);
+  CHECK(pending.silent());
+  CHECK((*f.n->dir().get_partition("t", partition_id(0)))->high_watermark() == offset(4));
+}
+
+TEST_CASE("a Fetch below min_bytes waits for an append or for max_wait_ms", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {}));
+  SECTION("an append wakes it") {
+    auto pending = brook::test::start_call(f.b, fetch_of("t", 0, 0, 30'000), 11);
+    REQUIRE_FALSE(pending.ready_within(50ms));  // nothing to read yet: it waits
+    REQUIRE_OK(call(f.b, produce_of("t", 0, make_batch(3)), 7));
+    auto r = pending.get();  // long before the 30 s
+    REQUIRE_OK(r);
+    CHECK(records_in(r->responses[0].partitions[0]).size() == 3);
+  }
+  SECTION("max_wait_ms answers empty") {
+    auto r = call(f.b, fetch_of("t", 0, 0, 100), 11);
+    REQUIRE_OK(r);
+    CHECK(r->responses[0].partitions[0].records.size_bytes() == 0);
+    CHECK(f.b.parked_fetches() == 0);
+  }
+  SECTION("stop answers parked fetches") {
+    auto pending = brook::test::start_call(f.b, fetch_of("t", 0, 0, 60'000), 11);
+    REQUIRE_FALSE(pending.ready_within(20ms));
+    f.b.stop();
+    REQUIRE_OK(pending.get(1s));
+  }
+  SECTION("an abandoned fetch is dropped without an answer") {
+    auto watch = std::make_shared<answer_watch>();
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    auto frame = encode_request({1, 11, 5, "c"}, fetch_of("t", 0, 0, 60'000));
+    REQUIRE_OK(frame);
+    std::vector<std::byte> body(frame->begin() + frame_prefix_size, frame->end());
+    codec::message_reader rd(body, "request");
+    auto h = read_request_header(rd);
+    REQUIRE_OK(h);
+    auto q = read_request_body(rd, *h);
+    REQUIRE_OK(q);
+    f.b.handle(incoming_request(0, std::move(body), *h, std::move(*q)),
+               reply([answered](std::optional<response_frame>) { answered->store(true); }, watch));
+    for (int i = 0; i < 200 && f.b.parked_fetches() == 0; ++i) std::this_thread::sleep_for(5ms);
+    REQUIRE(f.b.parked_fetches() == 1);
+    watch->abandon();
+    for (int i = 0; i < 200 && f.b.parked_fetches() == 1; ++i) std::this_thread::sleep_for(5ms);
+    CHECK(f.b.parked_fetches() == 0);
+    CHECK_FALSE(answered->load());
+  }
+}
+
+TEST_CASE("ListOffsets gives earliest latest by timestamp and max timestamp", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {}));
+  REQUIRE_OK(call(f.b, produce_of("t", 0, make_batch(5, 1'000)), 7));   // ts 1000..1004
+  REQUIRE_OK(call(f.b, produce_of("t", 0, make_batch(5, 50'000)), 7));  // ts 50000..50004
+  auto ask = [&](std::int64_t ts, std::int16_t v = 7) {
+    list_offsets_request q;
+    q.replica_id = broker_id(-1);
+    q.topics.push_back({"t", {{partition_id(0), leader_epoch(-1), ts, 1}}});
+    auto r = call(f.b, q, v);
+    REQUIRE_OK(r);
+    return r->topics.at(0).partitions.at(0);
+  };
+  CHECK(ask(-2).offset_value == offset(0));
+  CHECK(ask(-1, 1).offset_value == offset(10));
+  auto by_ts = ask(1'003);
+  CHECK(by_ts.offset_value == offset(3));
+  CHECK(by_ts.timestamp == 1'003);
+  CHECK(ask(2'000).offset_value == offset(5));
+  CHECK(ask(60'000).offset_value == offset(-1));  // none that late
+  auto max = ask(-3);
+  CHECK(max.offset_value == offset(9));
+  CHECK(max.timestamp == 50'004);
+}
+
+TEST_CASE("CreateTopics and DeleteTopics with Kafka's errors", "[server][kafka_broker]") {
+  fixture f;
+  create_topics_request q;
+  q.topics.push_back({"a", 3, 1, {}, {{"retention.ms", std::string("1000")}}});
+  q.topics.push_back({"b", -1, -1, {}, {}});
+  q.topics.push_back({"bad/name", 1, 1, {}, {}});
+  q.topics.push_back({"c", 0, 1, {}, {}});
+  q.topics.push_back({"d", 1, 3, {}, {}});
+  q.topics.push_back({"e", 1, 1, {}, {{"retention.ms", std::string("soon")}}});
+  q.topics.push_back({"f", 1, 1, {}, {{"no.such.config", std::string("1")}}});
+  auto r = call(f.b, q, 5);
+  REQUIRE_OK(r);
+  REQUIRE(r->topics.size() == 7);
+  CHECK(r->topics[0].error_code == 0);
+  CHECK(r->topics[1].error_code == 0);
+  CHECK(r->topics[1].num_partitions == 1);
+  CHECK(r->topics[2].error_code == code(errc::invalid_topic));
+  CHECK(r->topics[3].error_code == code(errc::invalid_partitions));
+  CHECK(r->topics[4].error_code == code(errc::invalid_replication_factor));
+  CHECK(r->topics[5].error_code == code(errc::invalid_config));
+  CHECK(r->topics[6].error_code == code(errc::invalid_config));
+  CHECK(f.n->dir().partition_count("a").value() == 3);
+  CHECK_FALSE(f.n->dir().partition_count("e").has_value());
+
+  auto again = call(f.b, q, 0);
+  REQUIRE_OK(again);
+  CHECK(again->topics[0].error_code == code(errc::topic_already_exists));
+
+  create_topics_request dry;
+  dry.validate_only = true;
+  dry.topics.push_back({"g", 2, 1, {}, {}});
+  auto d = call(f.b, dry, 1);
+  REQUIRE_OK(d);
+  CHECK(d->topics[0].error_code == 0);
+  CHECK_FALSE(f.n->dir().partition_count("g").has_value());
+
+  delete_topics_request del;
+  del.topic_names = {"a", "zzz", "__consumer_offsets"};
+  auto dr = call(f.b, del, 3);
+  REQUIRE_OK(dr);
+  CHECK(dr->responses[0].error_code == 0);
+  CHECK(dr->responses[1].error_code == code(errc::unknown_topic_or_partition));
+  CHECK(dr->responses[2].error_code != 0);
+  CHECK_FALSE(f.n->dir().partition_count("a").has_value());
+}
+
+TEST_CASE("DescribeConfigs reports a topic's values and which were set", "[server][kafka_broker]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("t", {.partitions = 1, .overrides = {{"retention.ms", "1234"}}}));
+  describe_configs_request q;
+  q.resources.push_back({2, "t", std::nullopt});
+  q.resources.push_back({2, "nope", std::nullopt});
+  q.resources.push_back({4, "0", std::vector<std::string>{"num.partitions"}});
+  auto r = call(f.b, q, 1);
+  REQUIRE_OK(r);
+  REQUIRE(r->results.size() == 3);
+  CHECK(r->results[0].error_code == 0);
+  bool saw_retention = false, saw_segment = false;
+  for (const auto& c : r->results[0].configs) {
+    if (c.name == "retention.ms") {
+      saw_retention = true;
+      CHECK(c.value == "1234");
+      CHECK(c.config_source == 1);
+    }
+    if (c.name == "segment.bytes") {
+      saw_segment = true;
+      CHECK(c.value == "1073741824");
+      CHECK(c.config_source == 5);
+    }
+  }
+  CHECK(saw_retention);
+  CHECK(saw_segment);
+  CHECK(r->results[1].error_code == code(errc::unknown_topic_or_partition));
+  REQUIRE(r->results[2].configs.size() == 1);
+  CHECK(r->results[2].configs[0].value == "1");
 }

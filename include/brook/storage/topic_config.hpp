@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -162,6 +163,30 @@ struct topic_config {
     return base;
   }
 };
+
+/// The value of every topic config a log holds, as Kafka prints it (DescribeConfigs,
+/// `kafka-configs --describe --all`), in known_keys() order. Kafka's "never" for flush.* is
+/// Long.MAX_VALUE, which milliseconds::max() and int64 max print as.
+inline std::vector<std::pair<std::string, std::string>> topic_config_values(const log_config& c) {
+  auto ms = [](std::chrono::milliseconds d) { return fmt::format("{}", d.count()); };
+  return {{"segment.bytes", fmt::format("{}", c.segment_bytes)},
+          {"segment.ms", ms(c.segment_time)},
+          {"segment.index.bytes", fmt::format("{}", c.segment_index_bytes)},
+          {"index.interval.bytes", fmt::format("{}", c.index_interval_bytes)},
+          {"max.message.bytes", fmt::format("{}", c.max_message_bytes)},
+          {"retention.ms", ms(c.retention_time)},
+          {"retention.bytes", fmt::format("{}", c.retention_bytes)},
+          {"flush.messages", fmt::format("{}", c.flush_messages)},
+          {"flush.ms", ms(c.flush_interval)},
+          {"message.timestamp.type",
+           c.message_timestamp_type == timestamp_type::log_append_time ? "LogAppendTime" : "CreateTime"},
+          {"message.timestamp.before.max.ms", ms(c.message_timestamp_before_max)},
+          {"message.timestamp.after.max.ms", ms(c.message_timestamp_after_max)},
+          {"cleanup.policy", std::string(to_string(c.cleanup))},
+          {"delete.retention.ms", ms(c.delete_retention)},
+          {"min.cleanable.dirty.ratio", fmt::format("{}", c.min_cleanable_dirty_ratio)},
+          {"min.compaction.lag.ms", ms(c.min_compaction_lag)}};
+}
 
 namespace detail {
 
