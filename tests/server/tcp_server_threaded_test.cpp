@@ -18,6 +18,7 @@
 
 #include "support/checks.hpp"
 #include "support/wire_bytes.hpp"
+#include "support/wire_client.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
@@ -89,53 +90,7 @@ class test_handler : public request_handler {
   std::vector<holding> held_;
 };
 
-/// A blocking loopback client with a receive timeout.
-class client {
- public:
-  explicit client(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    REQUIRE(fd_ >= 0);
-    timeval tv{10, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
-  ~client() { close(); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void send(const std::vector<std::byte>& b) {
-    REQUIRE(::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(b.size()));
-  }
-  /// The next frame's bytes after the size; none on EOF (or a timeout).
-  std::optional<std::vector<std::byte>> frame() {
-    std::vector<std::byte> size(4);
-    if (!exactly(size)) return std::nullopt;
-    std::vector<std::byte> body(static_cast<std::size_t>(brook::detail::load_be32(size.data())));
-    if (!exactly(body)) return std::nullopt;
-    return body;
-  }
-  /// Whether the server closed the connection (EOF) before any byte came.
-  bool closed_by_peer() {
-    std::byte b;
-    return ::recv(fd_, &b, 1, 0) == 0;
-  }
-
- private:
-  bool exactly(std::vector<std::byte>& out) {
-    std::size_t have = 0;
-    while (have < out.size()) {
-      const auto n = ::recv(fd_, out.data() + have, out.size() - have, 0);
-      if (n <= 0) return false;
-      have += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-  int fd_;
-};
+using client = brook::test::wire_client;
 
 std::int32_t correlation_of(const std::vector<std::byte>& frame) { return brook::detail::load_be32(frame.data()); }
 

@@ -102,3 +102,30 @@ TEST_CASE("log_slice: send_to copies exactly the slice's bytes", "[storage][log_
   REQUIRE(got.size() == want.size());
   CHECK(std::memcmp(got.data(), want.data(), want.size()) == 0);
 }
+
+TEST_CASE("log_slice: send_to resumes from a byte and fails on a file cut short", "[storage][log_slice]") {
+  fixture f;
+  auto s = f.slice(f.batch_size, offset(104), offset(120), 2 * f.batch_size);
+  const auto out_path = f.t / "rest";
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  const std::size_t from = 37;
+  auto n = s.send_to(fd, from);
+  ::close(fd);
+  REQUIRE_OK(n);
+  CHECK(*n == s.size_bytes() - from);
+  std::ifstream in(out_path, std::ios::binary);
+  std::string got((std::istreambuf_iterator<char>(in)), {});
+  auto want = s.bytes().subspan(from);
+  REQUIRE(got.size() == want.size());
+  CHECK(std::memcmp(got.data(), want.data(), want.size()) == 0);
+  CHECK(*s.send_to(fd, s.size_bytes()) == 0);  // nothing left to send
+
+  // The segment file shrinks under the slice (a truncation): an error, never a short frame.
+  REQUIRE(::truncate(s.source()->log_path().c_str(), static_cast<off_t>(s.file_position().value() + 10)) == 0);
+  int sink = ::open("/dev/null", O_WRONLY);
+  auto cut = s.send_to(sink);
+  ::close(sink);
+  REQUIRE_FALSE(cut);
+  CHECK(cut.error().code() == errc::kafka_storage_error);
+}

@@ -15,8 +15,11 @@
 // read buffer and the answer being written. When it closes, the replies of its unanswered
 // requests are abandoned (request_handler.hpp), so parked requests drop their waits.
 //
-// Answers are written from memory: a response_frame's log slices are copied out of their
-// mappings (response_frame::flatten). sendfile comes with the fetch path.
+// Answers are written in parts: the in-memory bytes with writes, and the log slices of a
+// Fetch answer with sendfile(2) from their segment files (log_slice::send_to), so record
+// bytes never pass through user space. With `sendfile` off, each answer is copied into one
+// buffer first (response_frame::flatten): the comparison path, and the one for platforms
+// without sendfile.
 //
 // Thread-safety: start() and stop() from one controlling thread; the rest runs on the
 // network threads.
@@ -52,6 +55,7 @@ struct server_options {
   std::size_t max_connections = 1000;
   std::chrono::milliseconds idle_timeout{600'000};  ///< connections.max.idle.ms
   std::size_t read_buffer_bytes = 64 * 1024;
+  bool sendfile = true;  ///< send Fetch record bytes with sendfile(2); false: copy them
   connection_limits limits{};
 };
 
@@ -76,9 +80,12 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
         state_(apis, o.limits),
         buffer_(o.read_buffer_bytes),
         idle_(o.idle_timeout),
+        sendfile_(o.sendfile),
         on_closed_(std::move(closed)) {}
 
   void start() {
+    boost::system::error_code ignored;
+    socket_.native_non_blocking(true, ignored);  // sendfile must not block the thread
     arm_idle_timer();
     read();
   }
@@ -142,14 +149,63 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
   void write() {
     if (closed_ || writing_ || !state_.has_write()) return;
     writing_ = true;
-    out_ = state_.pop_write().flatten();
-    asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this()](auto ec, std::size_t) {
-      self->writing_ = false;
-      if (ec) return self->close();
-      self->last_activity_ = std::chrono::steady_clock::now();
-      self->write();
-      self->read();
-    });
+    current_ = state_.pop_write();
+    if (!sendfile_ || current_->slices().empty()) {
+      out_ = current_->flatten();
+      current_.reset();
+      asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this()](auto ec, std::size_t) {
+        if (ec) return self->close();
+        self->written();
+      });
+      return;
+    }
+    part_ = 0;
+    part_sent_ = 0;
+    write_parts();
+  }
+
+  // The frame's parts in order: bytes before slice 0, slice 0, bytes before slice 1, ...,
+  // the bytes after the last slice. Even parts are written, odd parts sendfile'd.
+  void write_parts() {
+    const auto& f = *current_;
+    const auto& slices = f.slices();
+    while (!closed_ && part_ < 2 * slices.size() + 1) {
+      const std::size_t k = part_ / 2;
+      if (part_ % 2 == 0) {
+        const std::size_t from = k == 0 ? 0 : slices[k - 1].at;
+        const std::size_t to = k < slices.size() ? slices[k].at : f.bytes().size();
+        ++part_;
+        if (from == to) continue;
+        asio::async_write(socket_, asio::buffer(f.bytes().data() + from, to - from),
+                          [self = shared_from_this()](auto ec, std::size_t) {
+                            if (ec) return self->close();
+                            self->write_parts();
+                          });
+        return;
+      }
+      const log_slice& s = slices[k].slice;
+      auto sent = s.send_to(socket_.native_handle(), part_sent_);
+      if (!sent) return close();
+      part_sent_ += *sent;
+      if (part_sent_ < s.size_bytes()) {  // the socket is full: go on when it drains
+        socket_.async_wait(tcp::socket::wait_write, [self = shared_from_this()](auto ec) {
+          if (ec) return self->close();
+          self->write_parts();
+        });
+        return;
+      }
+      part_sent_ = 0;
+      ++part_;
+    }
+    current_.reset();
+    if (!closed_) written();
+  }
+
+  void written() {
+    writing_ = false;
+    last_activity_ = std::chrono::steady_clock::now();
+    write();
+    read();
   }
 
   void arm_idle_timer() {
@@ -168,8 +224,11 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
   request_handler& handler_;
   connection_state state_;
   std::vector<std::byte> buffer_;
-  std::vector<std::byte> out_;
+  std::vector<std::byte> out_;                       // the answer being written, copied
+  std::optional<protocol::response_frame> current_;  // or sent in parts
+  std::size_t part_ = 0, part_sent_ = 0;
   std::chrono::milliseconds idle_;
+  bool sendfile_ = true;
   std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   on_closed on_closed_;
   std::unordered_map<std::uint64_t, std::shared_ptr<answer_watch>> watches_;  // requests not answered yet

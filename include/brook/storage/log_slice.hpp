@@ -21,6 +21,7 @@
 #include <span>
 #include <type_traits>
 
+#include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
@@ -135,12 +136,16 @@ class log_slice {
     return n;
   }
 
-  /// Copies the slice's bytes to out_fd with sendfile(2): no copy through user space.
-  /// Works for sockets, pipes and (since Linux 2.6.33) regular files. Returns bytes sent,
-  /// fewer than size_bytes() only when a non-blocking out_fd would block.
-  result<std::size_t> send_to(int out_fd) const {
-    off_t off = static_cast<off_t>(pos_.value());
-    std::size_t left = static_cast<std::size_t>(len_), sent = 0;
+  /// Copies the slice's bytes from byte `from` on to out_fd with sendfile(2): no copy
+  /// through user space. Works for sockets, pipes and (since Linux 2.6.33) regular files.
+  /// Returns bytes sent, fewer than size_bytes() - from only when a non-blocking out_fd
+  /// would block (the caller waits until it is writable and resumes from there).
+  /// kafka_storage_error when the file ends before the slice does (it was cut under us).
+  /// REQUIRES: from <= size_bytes().
+  result<std::size_t> send_to(int out_fd, std::size_t from = 0) const {
+    BROOK_ASSERT(from <= len_, "sendfile from byte {} of a {}-byte slice", from, len_);
+    off_t off = static_cast<off_t>(pos_.value() + from);
+    std::size_t left = static_cast<std::size_t>(len_) - from, sent = 0;
     while (left > 0) {
       ssize_t n = ::sendfile(out_fd, seg_->fd(), &off, left);
       if (n < 0) {
@@ -148,7 +153,9 @@ class log_slice {
         if (errno == EAGAIN) break;  // non-blocking socket full: the caller resends the rest
         return make_system_error(errno, "sendfile from {}", seg_->log_path().string());
       }
-      if (n == 0) break;
+      if (n == 0)
+        return make_error(errc::kafka_storage_error, "sendfile from {}: the file ends at byte {}, inside the slice",
+                          seg_->log_path().string(), off);
       sent += static_cast<std::size_t>(n);
       left -= static_cast<std::size_t>(n);
     }
