@@ -20,6 +20,7 @@ BROOK_DEPS_PACKAGES=(
   clang libclang-rt-14-dev                                # the libFuzzer target
   clang-format                                            # scripts/format.sh (test.sh's format stage)
   ccache                                                  # rebuilds, and CI after a local run
+  kcat python3-kafka python3-confluent-kafka              # real Kafka clients against `brook serve`
 )
 
 brook_deps() {
