@@ -12,6 +12,8 @@
 //   brook topics   --data-dir D (--create | --list | --describe | --alter | --delete) ...
 //   brook groups   --data-dir D (--list | --describe --group G | --reset-offsets --group G ...)
 //   brook cluster  --data-dir D --describe [--json]
+//   brook serve    --data-dir D [--listen HOST:PORT] [--advertised-listener HOST:PORT]
+//                  [--config key=value]... [--config-file FILE] [--log-level LEVEL]
 //
 // Exit codes: 0 ok, 1 the command failed (one line on stderr, "brook: CODE: ..."),
 // 2 usage error (a short usage on stderr).
@@ -43,6 +45,7 @@ const command commands[] = {
     {&topics_spec, run_topics},
     {&groups_spec, run_groups},
     {&cluster_spec, run_cluster},
+    {&serve_spec, run_serve},
 };
 // clang-format on
 

@@ -101,6 +101,19 @@ class child {
     return true;
   }
 
+  /// Reads the child's output until its stdout holds a whole first line, and returns that
+  /// line (without '\n'); nullopt when the deadline passes or both pipes close first. What
+  /// was read is kept for finish().
+  std::optional<std::string> wait_stdout_line(std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out_buf_.find('\n') == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left <= 0ms || (out_ < 0 && err_ < 0)) return std::nullopt;
+      pump("", nullptr, left);
+    }
+    return out_buf_.substr(0, out_buf_.find('\n'));
+  }
+
   /// Feeds `input` then closes stdin, collects output until the child exits or the deadline.
   run_result finish(const std::string& input = "", std::chrono::milliseconds timeout = 20s) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

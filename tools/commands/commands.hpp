@@ -44,6 +44,9 @@ int run_topics(const parsed_args& args);
 extern const command_spec cluster_spec;
 int run_cluster(const parsed_args& args);
 
+extern const command_spec serve_spec;
+int run_serve(const parsed_args& args);
+
 extern const command_spec verify_spec;
 int run_verify(const parsed_args& args);
 

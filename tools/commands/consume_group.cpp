@@ -24,6 +24,7 @@
 #include <brook/group/group_coordinator.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/serve_address.hpp"
 #include "commands/topic_mode.hpp"
 
 namespace brook::cli {
@@ -90,11 +91,13 @@ int run_consume_group(const parsed_args& args) {
   auto ddr = open_data_dir(data, /*read_only=*/false);
   if (!ddr) {
     if (ddr.error() == errc::log_dir_locked)
-      return fail(make_error(errc::log_dir_locked,
-                             "{}: a running process owns the data directory (its .lock is held). consume --group "
-                             "needs the directory for itself, because a group's coordinator lives in the process "
-                             "that owns it; consume without --group reads it read-only",
-                             data.string()));
+      return fail(with_serve_hint(
+          make_error(errc::log_dir_locked,
+                     "{}: a running process owns the data directory (its .lock is held). consume --group "
+                     "needs the directory for itself, because a group's coordinator lives in the process "
+                     "that owns it; consume without --group reads it read-only",
+                     data.string()),
+          data));
     return fail(ddr.error());
   }
   std::unique_ptr<data_dir> dd = std::move(*ddr);

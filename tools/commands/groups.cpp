@@ -24,6 +24,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/group_mode.hpp"
+#include "commands/serve_address.hpp"
 #include "commands/topic_mode.hpp"
 
 namespace brook::cli {
@@ -277,11 +278,13 @@ std::string plan_text(const std::string& group, const std::map<topic_partition, 
 }
 
 brook::error in_use_error(const fs::path& data, const std::string& group) {
-  return make_error(errc::log_dir_locked,
-                    "{}: a running process owns the data directory, so consumer group '{}' may have active members "
-                    "there (this tool cannot see them); offsets can be reset only while the group has none. Stop "
-                    "the process that owns the directory, then retry",
-                    data.string(), group);
+  return with_serve_hint(
+      make_error(errc::log_dir_locked,
+                 "{}: a running process owns the data directory, so consumer group '{}' may have active members "
+                 "there (this tool cannot see them); offsets can be reset only while the group has none. Stop "
+                 "the process that owns the directory, then retry",
+                 data.string(), group),
+      data);
 }
 
 int reset_dry_run(const fs::path& data, const std::string& group, const std::string& topic, const reset_target& t) {

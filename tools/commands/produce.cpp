@@ -11,6 +11,7 @@
 #include <brook/storage/partition_log.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/serve_address.hpp"
 
 namespace brook::cli {
 
@@ -115,7 +116,7 @@ int run_produce(const parsed_args& args) {
                                : default_batch_records);
 
   auto lr = partition_log::open(dir);
-  if (!lr) return fail(lr.error());
+  if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));
   partition_log& log = **lr;
   batch_writer writer(log, sep, max_records);
 

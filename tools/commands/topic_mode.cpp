@@ -8,6 +8,8 @@
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/topic_config.hpp>
 
+#include "commands/serve_address.hpp"
+
 namespace brook::cli {
 
 result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_only, bool create) {
@@ -20,7 +22,7 @@ result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_o
   if (!d && d.error() == errc::log_dir_locked)  // the library's message names the holder
     return make_error(errc::log_dir_locked,
                       "{}; topics --list/--describe and consume still work, they open it read-only",
-                      d.error().message());
+                      with_serve_hint(d.error(), dir).message());
   return d;
 }
 

@@ -13,6 +13,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"
+#include "commands/serve_address.hpp"
 
 namespace brook::cli {
 
@@ -199,7 +200,7 @@ int run_verify(const parsed_args& args) {
   }
   {
     auto lr = partition_log::open(dir, log_config{}, opts);
-    if (!lr) return fail(lr.error());
+    if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));
     const recovery_report& rep = (*lr)->recovery();
     for (const auto& e : rep.events) fmt::print("recovery: {}\n", e);
     fmt::print(
