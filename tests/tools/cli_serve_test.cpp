@@ -254,6 +254,20 @@ TEST_CASE("a .brook-serve left by a killed serve names no broker", "[tools][cli]
   CHECK_FALSE(contains(r.err, "kcat"));
 }
 
+TEST_CASE("brook serve applies the configs of --config and --config-file", "[tools][cli][serve]") {
+  brook::test::temp_dir tmp;
+  const fs::path d = tmp / "data";
+  const fs::path file = tmp / "server.properties";
+  std::ofstream(file) << "# log.* set every topic's defaults\nlog.index.size.max.bytes = 4800\n";
+  server s(d, {"--config-file", file.string(), "--config", "offsets.topic.num.partitions=2"});
+  // The coordinator created __consumer_offsets with the partitions asked for, and its
+  // indexes are preallocated to the size the file gave (the default is 10 MiB).
+  CHECK(fs::is_directory(d / "__consumer_offsets-1"));
+  CHECK_FALSE(fs::exists(d / "__consumer_offsets-2"));
+  CHECK(fs::file_size(d / "__consumer_offsets-0" / "00000000000000000000.index") == 4800);
+  CHECK(s.stop(SIGTERM).exit_code == 0);
+}
+
 TEST_CASE("brook serve refuses bad configs and addresses as usage errors", "[tools][cli][serve]") {
   brook::test::temp_dir tmp;
   const fs::path d = tmp / "data";
