@@ -234,6 +234,30 @@ TEST_CASE("while brook serve runs the directory is locked and commands name the 
   CHECK(s.stop(SIGTERM).exit_code == 0);
 }
 
+TEST_CASE("brook serve on a port in use fails and leaves the directory closed", "[tools][cli][serve]") {
+  brook::test::temp_dir tmp;
+  const fs::path d = tmp / "data";
+  const int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(taken >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  REQUIRE(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(taken, 1) == 0);
+  REQUIRE(::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  const std::string listen = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+
+  auto r = brook_cli({"serve", "--data-dir", d.string(), "--listen", listen});
+  ::close(taken);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "ERROR brook: "));
+  CHECK(contains(r.err, "--listen " + listen + ": bind: "));
+  CHECK_FALSE(fs::exists(d / ".brook-serve"));
+  REQUIRE_OK(brook::data_dir::open(d));  // closed: the lock is free
+}
+
 TEST_CASE("a .brook-serve left by a killed serve names no broker", "[tools][cli][serve]") {
   brook::test::temp_dir tmp;
   const fs::path d = tmp / "data";

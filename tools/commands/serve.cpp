@@ -240,15 +240,16 @@ int serve(const serve_plan& p, const sigset_t& stop_signals, const logger& log) 
     (void)n.close();
     return exit_failure;
   };
-  if (auto s = tcp.start(); !s) return fail_started(s.error());
+  if (auto s = tcp.start(); !s)
+    return fail_started(
+        brook::error(s.error().code(),
+                     fmt::format("--listen {}: {}", address_text(p.listen.host, p.listen.port), s.error().message())));
   const host_port advertised = p.advertised.value_or(host_port{p.listen.host, tcp.port()});
   broker.advertise(advertised.host, advertised.port);
   const std::string advertised_text = address_text(advertised.host, advertised.port);
-  std::optional<serve_address> address_file;
-  if (auto f = serve_address::publish(p.dir, advertised_text); !f)
-    return fail_started(f.error());
-  else
-    address_file.emplace(std::move(*f));
+  auto published = serve_address::publish(p.dir, advertised_text);
+  if (!published) return fail_started(published.error());
+  std::optional<serve_address> address_file(std::move(*published));
 
   fmt::print("listening on {}\n", address_text(p.listen.host, tcp.port()));
   std::fflush(stdout);
