@@ -35,7 +35,8 @@ name is INVALID_TOPIC_EXCEPTION.
 
 --list and --describe open the directory read-only: no lock, nothing written, so they
 work while another process has it open. --create, --alter and --delete open it for
-writing and fail with LOG_DIR_LOCKED while another process holds its lock.
+writing and fail with LOG_DIR_LOCKED while another process holds its lock (naming
+the broker's address when that process is `brook serve`: use a Kafka client then).
 
 Actions (exactly one):
   --create      create topic --topic with --partitions N (default 1, Kafka's
