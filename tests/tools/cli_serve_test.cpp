@@ -234,6 +234,17 @@ TEST_CASE("while brook serve runs the directory is locked and commands name the 
   CHECK(s.stop(SIGTERM).exit_code == 0);
 }
 
+TEST_CASE("the hint names --advertised-listener when one is given", "[tools][cli][serve]") {
+  brook::test::temp_dir tmp;
+  const fs::path d = tmp / "data";
+  server s(d, {"--advertised-listener", "broker.example:19092"});
+  CHECK(read_file(d / ".brook-serve") == "broker.example:19092\n");
+  auto r = topics(d, {"--create", "--topic", "orders"});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "`kcat -b broker.example:19092 -L`"));
+  CHECK(s.stop(SIGTERM).exit_code == 0);
+}
+
 TEST_CASE("brook serve on a port in use fails and leaves the directory closed", "[tools][cli][serve]") {
   brook::test::temp_dir tmp;
   const fs::path d = tmp / "data";
