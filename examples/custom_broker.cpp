@@ -20,8 +20,8 @@
 using namespace brook;
 using namespace brook::protocol;
 
-// Kafka's TOPIC_AUTHORIZATION_FAILED; brook::errc has no name for it yet.
-constexpr std::int16_t topic_authorization_failed = 29;
+// Kafka's TOPIC_AUTHORIZATION_FAILED (29), as it goes on the wire.
+constexpr auto topic_authorization_failed = static_cast<std::int16_t>(errc::topic_authorization_failed);
 
 class audit_guard final : public server::request_handler {
  public:

@@ -97,6 +97,21 @@ TEST_CASE("a request without an answer is skipped in the order", "[server][conne
   CHECK(c.in_flight() == 0);
 }
 
+TEST_CASE("a close takes its place in the order after the earlier answers", "[server][connection_state]") {
+  connection_state c(table());
+  for (std::int32_t i = 0; i < 3; ++i) c.feed(heartbeat_frame(i));
+  auto qs = take_all(c);
+  REQUIRE(qs.size() == 3);
+  c.close_after(qs[1].seq);    // a failed acks=0 produce, say
+  CHECK_FALSE(c.close_due());  // the first answer is still out
+  c.answer(qs[2].seq, answer_to(qs[2]));
+  c.answer(qs[0].seq, answer_to(qs[0]));
+  REQUIRE(c.has_write());
+  CHECK(correlation_of(c.pop_write()) == 0);
+  CHECK_FALSE(c.has_write());  // the answer after the close is never written
+  CHECK(c.close_due());
+}
+
 TEST_CASE("at max_in_flight nothing more is handed out and the socket is not read", "[server][connection_state]") {
   connection_state c(table(), {.max_in_flight = 2});
   for (std::int32_t i = 0; i < 5; ++i) c.feed(heartbeat_frame(i));

@@ -270,6 +270,11 @@ TEST_CASE("Produce with acks 0 gets no answer but is appended", "[server][kafka_
   auto pending = brook::test::start_call(f.b, produce_of("t", 0, make_batch(4), 0), 7);
   CHECK(pending.silent());
   CHECK((*f.n->dir().get_partition("t", partition_id(0)))->high_watermark() == offset(4));
+  // A failed one closes the connection: the client has no other way to learn it.
+  auto bad = make_batch(2);
+  bad.back() ^= std::byte{1};
+  CHECK(brook::test::start_call(f.b, produce_of("t", 0, bad, 0), 7).closed());
+  CHECK((*f.n->dir().get_partition("t", partition_id(0)))->high_watermark() == offset(4));
 }
 
 TEST_CASE("a Fetch below min_bytes waits for an append or for max_wait_ms", "[server][kafka_broker]") {

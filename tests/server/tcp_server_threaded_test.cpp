@@ -35,7 +35,8 @@ const served_apis& table() {
 }
 
 /// Answers ApiVersions at once; holds Heartbeat replies for the test to release; answers
-/// Produce with nothing when acks=0 and with an empty response otherwise.
+/// Produce with nothing when acks=0, by closing the connection when acks=2, and with an
+/// empty response otherwise.
 class test_handler : public request_handler {
  public:
   void handle(incoming_request q, reply done) override {
@@ -45,6 +46,7 @@ class test_handler : public request_handler {
       done(*encode_response(corr, table().api_versions_answer(), v));
     } else if (const auto* p = std::get_if<produce_request>(&q.body)) {
       if (p->acks == 0) return done(std::nullopt);
+      if (p->acks == 2) return done.close();  // this test's way to ask for a close
       done(*encode_response(corr, produce_response{}, v));
     } else {
       std::lock_guard lock(mu_);
@@ -163,6 +165,23 @@ TEST_CASE("a bad frame closes its connection only and acks=0 gets no answer", "[
   f = good.frame();
   REQUIRE(f);
   CHECK(correlation_of(*f) == 3);
+}
+
+TEST_CASE("a handler's close comes after the earlier answers", "[server][tcp_server]") {
+  test_handler h;
+  tcp_server s(h, table());
+  REQUIRE_OK(s.start());
+  client c(s.port());
+  produce_request p;
+  p.acks = 2;
+  c.send(api_versions(1));
+  c.send(*encode_request({0, 9, 2, "c"}, p));
+  c.send(api_versions(3));
+  auto f = c.frame();
+  REQUIRE(f);
+  CHECK(correlation_of(*f) == 1);
+  CHECK(c.closed_by_peer());  // and nothing for the request after the close
+  REQUIRE(eventually([&] { return s.connections() == 0; }));
 }
 
 TEST_CASE("idle connections close and past max_connections new ones are refused", "[server][tcp_server]") {

@@ -53,6 +53,7 @@ class pending_call {
     if (!ready_within(limit)) return make_error(errc::request_timed_out, "no answer within {} ms", limit.count());
     auto bytes = future_.get();
     if (!bytes) return make_error(errc::invalid_request, "the handler answered with nothing");
+    if (bytes->empty()) return make_error(errc::invalid_request, "the handler closed the connection");
     codec::message_reader r(std::span<const std::byte>(*bytes).subspan(protocol::frame_prefix_size), "response");
     BROOK_TRY_ASSIGN(auto h, protocol::read_response_header(r, key_, version_));
     if (h.correlation_id != correlation_id_)
@@ -65,6 +66,12 @@ class pending_call {
   /// Whether the handler answered with nothing (waits at most `limit`).
   bool silent(std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     return ready_within(limit) && !future_.get().has_value();
+  }
+  /// Whether the handler closed the connection instead of answering (waits at most `limit`).
+  bool closed(std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    if (!ready_within(limit)) return false;
+    auto f = future_.get();
+    return f.has_value() && f->empty();  // a frame is never empty: empty stands for close()
   }
 
  private:
@@ -93,13 +100,16 @@ pending_call<response_of_t<Req>> start_call(server::request_handler& h, const Re
   auto promise = std::make_shared<std::promise<std::optional<std::vector<std::byte>>>>();
   pending_call<response_of_t<Req>> out(promise->get_future(), key, version, corr);
   server::incoming_request q(0, std::move(body), std::move(*decoded_header), std::move(*decoded_body));
-  h.handle(std::move(q), [promise](std::optional<protocol::response_frame> f) {
-    if (f) {
-      promise->set_value(f->flatten());
-    } else {
-      promise->set_value(std::nullopt);
-    }
-  });
+  server::reply done(
+      [promise](std::optional<protocol::response_frame> f) {
+        if (f) {
+          promise->set_value(f->flatten());
+        } else {
+          promise->set_value(std::nullopt);
+        }
+      },
+      {}, [promise] { promise->set_value(std::vector<std::byte>()); });
+  h.handle(std::move(q), std::move(done));
   return out;
 }
 

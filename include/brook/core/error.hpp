@@ -53,6 +53,7 @@ enum class errc : int {
   invalid_session_timeout = 26,
   rebalance_in_progress = 27,
   invalid_commit_offset_size = 28,
+  topic_authorization_failed = 29,
   invalid_timestamp = 32,
   unsupported_version = 35,
   topic_already_exists = 36,
@@ -115,6 +116,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
     case errc::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
     case errc::invalid_commit_offset_size: return "INVALID_COMMIT_OFFSET_SIZE";
+    case errc::topic_authorization_failed: return "TOPIC_AUTHORIZATION_FAILED";
     case errc::invalid_timestamp: return "INVALID_TIMESTAMP";
     case errc::unsupported_version: return "UNSUPPORTED_VERSION";
     case errc::topic_already_exists: return "TOPIC_ALREADY_EXISTS";

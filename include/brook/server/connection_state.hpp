@@ -20,7 +20,8 @@
 //     1,000,000 requests). What the state holds is then bounded by the answers in flight,
 //     the bytes of the last read and one partial frame (frame.hpp).
 //   - answer(seq, std::nullopt) is a request that gets no answer (Produce with acks=0): it
-//     is skipped in the order.
+//     is skipped in the order. close_after(seq) answers it by closing the connection, after
+//     the answers before it (a failed acks=0 Produce, a test's dropped connection).
 //
 // A request's body may view its frame's bytes (a Produce request's records): the frame
 // travels with it in incoming_request, which is move-only so that the view cannot be copied
@@ -106,8 +107,22 @@ class connection_state {
     drop_silent_head();
   }
 
+  /// Request `seq` is answered by closing the connection once the answers before it are
+  /// written (close_due()). REQUIRES: as for answer().
+  void close_after(std::uint64_t seq) {
+    BROOK_ASSERT(seq >= base_ && seq < base_ + pending_.size(), "close for request {} not in flight", seq);
+    slot& s = pending_[static_cast<std::size_t>(seq - base_)];
+    BROOK_ASSERT(!s.answered, "request {} answered twice", seq);
+    s.answered = true;
+    s.close = true;
+  }
+  /// Whether every answer before a close_after() request is written: close now.
+  bool close_due() const noexcept { return !pending_.empty() && pending_.front().answered && pending_.front().close; }
+
   /// Whether the next answer in request order is ready to write.
-  bool has_write() const noexcept { return !pending_.empty() && pending_.front().answered; }
+  bool has_write() const noexcept {
+    return !pending_.empty() && pending_.front().answered && pending_.front().frame.has_value();
+  }
   /// The next answer in request order. REQUIRES: has_write().
   protocol::response_frame pop_write() {
     BROOK_ASSERT(has_write(), "nothing to write");
@@ -129,6 +144,7 @@ class connection_state {
  private:
   struct slot {
     bool answered = false;
+    bool close = false;  // answered by closing the connection
     std::optional<protocol::response_frame> frame;
   };
 
@@ -141,7 +157,7 @@ class connection_state {
       if (key == protocol::api_key::api_versions) {
         auto answer = protocol::encode_response(h.correlation_id, apis_.unsupported_api_versions_answer(), 0);
         BROOK_ASSERT(answer.has_value(), "{}", answer.error());
-        pending_.push_back({true, std::move(*answer)});
+        pending_.push_back({true, false, std::move(*answer)});
         return std::optional<incoming_request>();
       }
       return make_error(apis_.find(key) ? errc::unsupported_version : errc::invalid_request,
@@ -159,7 +175,7 @@ class connection_state {
   }
 
   void drop_silent_head() {
-    while (!pending_.empty() && pending_.front().answered && !pending_.front().frame) {
+    while (!pending_.empty() && pending_.front().answered && !pending_.front().frame && !pending_.front().close) {
       pending_.pop_front();
       ++base_;
     }

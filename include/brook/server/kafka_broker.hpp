@@ -12,7 +12,8 @@
 // docs/broker.md; in short:
 //   Produce       magic-2 batches only, exactly one batch per partition (INVALID_RECORD
 //                 otherwise), validated as Kafka's LogValidator does (storage/log_validator),
-//                 appended as the bytes that came; acks 0 (no answer), 1 and -1 (on one node
+//                 appended as the bytes that came; acks 0 (no answer, or the connection
+//                 closed when it failed, as Kafka does), 1 and -1 (on one node
 //                 both answer after the local append, which flushes when the topic's
 //                 flush.messages says so); internal topics refused (INVALID_TOPIC_EXCEPTION)
 //   Fetch         whole stored batches from the one holding the fetch offset, at least one
@@ -30,8 +31,8 @@
 // partition's lock. Requests that wait (a Fetch for data, a JoinGroup for its rebalance)
 // park; no network thread sleeps.
 //
-// Thread-safety: handle() from any number of network threads; advertise() before clients
-// connect; stop() once, from the controlling thread, before the node closes.
+// Thread-safety: handle() and advertise() from any thread; stop() from the controlling
+// thread, before the node closes.
 #pragma once
 
 #include <algorithm>
@@ -39,6 +40,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -114,10 +116,17 @@ class kafka_broker final : public request_handler {
 
   const broker_config& config() const noexcept { return config_; }
 
-  /// The host and port Metadata and FindCoordinator hand to clients.
+  /// The host and port Metadata and FindCoordinator hand to clients (any time: a server
+  /// bound to port 0 learns its port after it started).
   void advertise(std::string host, std::uint16_t port) {
+    std::lock_guard l(advertised_mu_);
     host_ = std::move(host);
     port_ = port;
+  }
+  /// What advertise() last set (default 127.0.0.1:9092).
+  std::pair<std::string, std::uint16_t> advertised() const {
+    std::lock_guard l(advertised_mu_);
+    return {host_, port_};
   }
 
   void handle(incoming_request req, reply done) override {
@@ -185,8 +194,9 @@ class kafka_broker final : public request_handler {
 
   node& node_;
   broker_config config_;
-  std::string host_ = "127.0.0.1";
-  std::uint16_t port_ = 9092;
+  mutable std::mutex advertised_mu_;
+  std::string host_ = "127.0.0.1";  // under advertised_mu_
+  std::uint16_t port_ = 9092;       // under advertised_mu_
   request_purgatory purgatory_;
 };
 
@@ -194,12 +204,18 @@ class kafka_broker final : public request_handler {
 
 inline void kafka_broker::answer(incoming_request& req, const protocol::produce_request& body, const reply& done) {
   protocol::produce_response out;
+  bool failed = false;
   for (const auto& t : body.topic_data) {
     auto& rt = out.responses.emplace_back();
     rt.name = t.name;
-    for (const auto& p : t.partition_data) rt.partition_responses.push_back(produce_one(req, t.name, p, body.acks));
+    for (const auto& p : t.partition_data) {
+      rt.partition_responses.push_back(produce_one(req, t.name, p, body.acks));
+      failed = failed || rt.partition_responses.back().error_code != 0;
+    }
   }
-  if (body.acks == 0) return done(std::nullopt);  // Kafka sends nothing, errors included
+  // acks=0 gets no answer; a failure closes the connection instead, as Kafka does, so that
+  // the client learns something went wrong.
+  if (body.acks == 0) return failed ? done.close() : done(std::nullopt);
   send(req.header, out, done);
 }
 
@@ -386,7 +402,8 @@ inline void kafka_broker::answer(const incoming_request& req, const protocol::li
 inline void kafka_broker::answer(const incoming_request& req, const protocol::metadata_request& body,
                                  const reply& done) {
   protocol::metadata_response out;
-  out.brokers.push_back({config_.id, host_, port_, std::nullopt});
+  auto [host, port] = advertised();
+  out.brokers.push_back({config_.id, std::move(host), port, std::nullopt});
   out.cluster_id = config_.cluster_id;
   out.controller_id = config_.id;
   const bool all = !body.topics || (req.header.api_version == 0 && body.topics->empty());

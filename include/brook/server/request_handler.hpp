@@ -9,6 +9,10 @@
 // block the network thread for long: work that waits uses a timer or a callback, never a
 // sleeping thread.
 //
+// A handler may instead close the connection (done.close()), as Kafka does when a Produce
+// with acks=0 fails: the answers to earlier requests are written first (Kafka answers a
+// connection's requests one at a time), then the connection closes.
+//
 // When the connection closes before the answer is sent (the client went away), the reply is
 // abandoned: calling it does nothing, and a handler that parked the request can learn it at
 // once through on_abandon() and drop its wait (a long-poll Fetch's timer, a held join).
@@ -74,16 +78,28 @@ class reply {
   using send_fn = std::function<void(std::optional<protocol::response_frame>)>;
 
   /// A reply that sends through `send`; `watch` tells whether the answer is still wanted
-  /// (none: always wanted, as in a test calling a handler directly).
+  /// (none: always wanted, as in a test calling a handler directly); `close` closes the
+  /// connection in the request's place (none: close() sends nothing).
   template <typename Fn>
   requires std::is_invocable_v<Fn&, std::optional<protocol::response_frame>> reply(
-      Fn send, std::shared_ptr<answer_watch> watch = {})  // NOLINT: a lambda is a reply
-      : send_(std::move(send)), watch_(std::move(watch)) {}
+      Fn send, std::shared_ptr<answer_watch> watch = {},  // NOLINT: a lambda is a reply
+      std::function<void()> close = {})
+      : send_(std::move(send)), close_(std::move(close)), watch_(std::move(watch)) {}
 
   /// Sends the answer (none: no answer, acks=0) and drops the abandon hook. Call once.
   void operator()(std::optional<protocol::response_frame> f) const {
     if (watch_) watch_->on_abandon({});
     send_(std::move(f));
+  }
+  /// Instead of an answer: the connection closes once the earlier answers are written.
+  /// Call once, instead of operator().
+  void close() const {
+    if (watch_) watch_->on_abandon({});
+    if (close_) {
+      close_();
+    } else {
+      send_(std::nullopt);
+    }
   }
   /// Whether the connection went away, so that the answer would be dropped.
   bool abandoned() const { return watch_ && watch_->abandoned(); }
@@ -94,6 +110,7 @@ class reply {
 
  private:
   send_fn send_;
+  std::function<void()> close_;
   std::shared_ptr<answer_watch> watch_;
 };
 

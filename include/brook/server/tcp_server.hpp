@@ -133,7 +133,14 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
               if (auto c = weak.lock()) c->answered(seq, std::move(f));
             });
           },
-          std::move(watch));
+          std::move(watch),
+          [weak, seq] {
+            auto self = weak.lock();
+            if (!self) return;
+            asio::post(self->context(), [weak, seq] {
+              if (auto c = weak.lock()) c->close_asked(seq);
+            });
+          });
       handler_.handle(std::move(**q), std::move(done));
     }
   }
@@ -146,8 +153,17 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
     read();  // a slot may have freed up
   }
 
+  void close_asked(std::uint64_t seq) {
+    if (closed_) return;
+    watches_.erase(seq);
+    state_.close_after(seq);
+    write();
+  }
+
   void write() {
-    if (closed_ || writing_ || !state_.has_write()) return;
+    if (closed_ || writing_) return;
+    if (state_.close_due()) return close();
+    if (!state_.has_write()) return;
     writing_ = true;
     current_ = state_.pop_write();
     if (!sendfile_ || current_->slices().empty()) {
@@ -305,8 +321,8 @@ class tcp_server {
   }
 
  private:
-  static brook::error os_error(const char* what, const boost::system::error_code& ec) {
-    return make_error(errc::kafka_storage_error, "{}: {}", what, ec.message());
+  brook::error os_error(const char* what, const boost::system::error_code& ec) const {
+    return make_system_error(ec.value(), "{} {}:{}", what, options_.host, options_.port);
   }
 
   void accept() {
