@@ -9,6 +9,7 @@
 
 #include <brook/embedded.hpp>
 #include <brook/format/record_batch.hpp>
+#include <brook/format/record_batch_builder.hpp>
 #include <brook/server/kafka_broker.hpp>
 
 #include "support/checks.hpp"
@@ -256,6 +257,19 @@ TEST_CASE("Produce refuses what Kafka's validator refuses per partition", "[serv
     CHECK(first_error(produce_of("nope", 0, batch)) == code(errc::unknown_topic_or_partition));
     CHECK_FALSE(f.n->dir().partition_count("nope").has_value());
   }
+  SECTION("a keyless record on a compacted topic is INVALID_RECORD") {
+    REQUIRE_OK(f.n->create_topic("compacted", {.partitions = 1, .overrides = {{"cleanup.policy", "compact"}}}));
+    record_batch_builder kb;
+    kb.append(1'000, nullable_bytes::null(), nullable_bytes(std::string_view("v")));
+    auto s = kb.finish();
+    CHECK(first_error(produce_of("compacted", 0, {s.begin(), s.end()})) == code(errc::invalid_record));
+  }
+  SECTION("a timestamp past message.timestamp.after.max.ms is INVALID_TIMESTAMP") {
+    const auto far = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch() + std::chrono::hours(24 * 365))
+                         .count();
+    CHECK(first_error(produce_of("t", 0, make_batch(2, far))) == code(errc::invalid_timestamp));
+  }
   SECTION("a batch over max.message.bytes is MESSAGE_TOO_LARGE") {
     REQUIRE_OK(f.n->create_topic("small", {.partitions = 1, .overrides = {{"max.message.bytes", "100"}}}));
     CHECK(first_error(produce_of("small", 0, make_batch(10))) == code(errc::record_too_large));
@@ -391,6 +405,26 @@ TEST_CASE("CreateTopics and DeleteTopics with Kafka's errors", "[server][kafka_b
   CHECK(dr->responses[1].error_code == code(errc::unknown_topic_or_partition));
   CHECK(dr->responses[2].error_code != 0);
   CHECK_FALSE(f.n->dir().partition_count("a").has_value());
+}
+
+TEST_CASE("topics past max_partitions are POLICY_VIOLATION", "[server][kafka_broker]") {
+  brook::test::temp_dir tmp("broker");
+  auto n = open_node(tmp.path());  // holds __consumer_offsets' 1 partition
+  kafka_broker b(*n, {.num_partitions = 2, .max_partitions = 6});
+  create_topics_request q;
+  q.topics.push_back({"a", 3, 1, {}, {}});
+  q.topics.push_back({"b", 1000000, 1, {}, {}});
+  auto r = call(b, q, 4);
+  REQUIRE_OK(r);
+  CHECK(r->topics[0].error_code == 0);
+  CHECK(r->topics[1].error_code == code(errc::policy_violation));
+  metadata_request m;  // auto-creation counts too: 4 + 2 fits, 6 + 2 does not
+  m.topics = std::vector<metadata_request_topic>{{{}, std::string("c")}, {{}, std::string("d")}};
+  auto mr = call(b, m, 4);
+  REQUIRE_OK(mr);
+  CHECK(mr->topics[0].error_code == 0);
+  CHECK(mr->topics[1].error_code == code(errc::policy_violation));
+  b.stop();
 }
 
 TEST_CASE("DescribeConfigs reports a topic's values and which were set", "[server][kafka_broker]") {

@@ -61,6 +61,7 @@ enum class errc : int {
   invalid_replication_factor = 38,
   invalid_config = 40,
   invalid_request = 42,
+  policy_violation = 44,
   kafka_storage_error = 56,
   log_dir_not_found = 57,
   non_empty_group = 68,
@@ -124,6 +125,7 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
     case errc::invalid_config: return "INVALID_CONFIG";
     case errc::invalid_request: return "INVALID_REQUEST";
+    case errc::policy_violation: return "POLICY_VIOLATION";
     case errc::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case errc::log_dir_not_found: return "LOG_DIR_NOT_FOUND";
     case errc::non_empty_group: return "NON_EMPTY_GROUP";

@@ -71,6 +71,10 @@ struct broker_config {
   std::string cluster_id = "brook";  ///< what Metadata v2+ reports
   std::int32_t num_partitions = 1;   ///< num.partitions: auto-created topics and CreateTopics -1
   bool auto_create_topics = true;    ///< auto.create.topics.enable
+  /// Partitions the broker holds at most, all topics together (brook's; Kafka has no such
+  /// limit, but a network peer must not be able to fill the disk and the map count with
+  /// topics): a CreateTopics or an auto-creation past it is POLICY_VIOLATION.
+  std::int32_t max_partitions = 10'000;
 };
 
 /// The Kafka error code an error travels as: brook's codes are Kafka's, brook's own codes
@@ -93,6 +97,7 @@ class kafka_broker final : public request_handler {
   explicit kafka_broker(node& n, broker_config c = {})
       : node_(n), config_(std::move(c)), purgatory_(n.dir().notifier()) {
     BROOK_ASSERT(config_.num_partitions > 0, "num.partitions must be positive");
+    BROOK_ASSERT(config_.max_partitions > 0, "max_partitions must be positive");
   }
   kafka_broker(const kafka_broker&) = delete;
   kafka_broker& operator=(const kafka_broker&) = delete;
@@ -187,6 +192,7 @@ class kafka_broker final : public request_handler {
   // ------------------------------------------------------------------ metadata and admin
 
   protocol::metadata_response_topic describe_for_metadata(const std::string& name, bool may_create);
+  result<void> room_for(std::int32_t partitions);
   result<void> create(const std::string& name, std::int32_t partitions, std::int16_t replication,
                       const std::vector<protocol::create_topics_request_config>& configs, bool validate_only);
   protocol::describe_configs_response_result describe_configs_of(const protocol::describe_configs_request_resource& r,
@@ -427,7 +433,8 @@ inline protocol::metadata_response_topic kafka_broker::describe_for_metadata(con
       out.error_code = wire_error_code(valid.error());
       return out;
     }
-    auto created = node_.dir().create_topic(name, {.partitions = config_.num_partitions});
+    auto created = room_for(config_.num_partitions);
+    if (created) created = node_.dir().create_topic(name, {.partitions = config_.num_partitions});
     if (!created && created.error().code() != errc::topic_already_exists) {
       out.error_code = wire_error_code(created.error());
       return out;
@@ -488,11 +495,24 @@ inline result<void> kafka_broker::create(const std::string& name, std::int32_t p
     tc.overrides[c.name] = *c.value;
   }
   BROOK_TRY(tc.apply(log_config{}));  // bad keys and values, before anything is created
+  BROOK_TRY(room_for(partitions));
   if (validate_only) {
     if (node_.dir().partition_count(name)) return make_error(errc::topic_already_exists, "topic '{}' exists", name);
     return ok();
   }
   return node_.dir().create_topic(name, std::move(tc));
+}
+
+inline result<void> kafka_broker::room_for(std::int32_t partitions) {
+  std::int64_t held = 0;
+  for (const auto& t : node_.dir().list_topics()) {
+    auto n = node_.dir().partition_count(t);
+    if (n) held += *n;
+  }
+  if (held + partitions > config_.max_partitions)
+    return make_error(errc::policy_violation, "{} more partitions would take this broker past its {} (it holds {})",
+                      partitions, config_.max_partitions, held);
+  return ok();
 }
 
 inline void kafka_broker::answer(const incoming_request& req, const protocol::delete_topics_request& body,
