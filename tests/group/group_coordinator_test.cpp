@@ -538,3 +538,147 @@ TEST_CASE("a record of __consumer_offsets that does not decode is skipped and re
   CHECK(env.coord->fetch_offsets("before").at(tp("t", 0)).off == offset(5));
   CHECK(env.coord->fetch_offsets("after").at(tp("t", 0)).off == offset(9));
 }
+
+TEST_CASE("KIP-394: a new member is given an id and joins again with it", "[group][coordinator][kip394]") {
+  group_env env;
+  env.create_topic("t", 2);
+  const std::string a = stable_single(env, "g");
+  auto r = join_req("g");
+  r.require_known_member_id = true;
+  reply<join_group_response> first;
+  const std::string pending = env.coord->join_group(r, first.callback());
+  REQUIRE(first.ready());
+  REQUIRE_FALSE(first.get());
+  CHECK(first.get().error() == errc::member_id_required);
+  REQUIRE_FALSE(pending.empty());
+  // A pending id is no member yet: the group stays Stable and does not describe it.
+  CHECK(state_of(*env.coord, "g") == group_state::stable);
+  CHECK(env.coord->describe_group("g")->members.size() == 1);
+  CHECK(env.coord->heartbeat("g", generation_id(1), pending).error() == errc::unknown_member_id);
+  // Joining with the id makes it a member and starts a rebalance that a's rejoin completes.
+  auto again = join(*env.coord, join_req("g", pending));
+  CHECK_FALSE(again.ready());
+  auto ja = join(*env.coord, join_req("g", a));
+  REQUIRE(again.ready());
+  REQUIRE(again.get());
+  CHECK(again.get()->member_id == pending);
+  CHECK(again.get()->generation == generation_id(2));
+  REQUIRE(ja.ready());
+  CHECK(ja.get()->members.size() == 2);
+}
+
+TEST_CASE("KIP-394: the join phase waits for a pending id until its session passes", "[group][coordinator][kip394]") {
+  group_env env;
+  env.create_topic("t", 1);
+  const std::string a = stable_single(env, "g");
+  auto b = join_req("g");
+  b.require_known_member_id = true;
+  b.session_timeout = 10s;
+  reply<join_group_response> first;
+  const std::string pending = env.coord->join_group(b, first.callback());
+  REQUIRE(first.ready());
+  // A third member joins (without KIP-394); a rejoins; the pending id holds the phase open.
+  auto jc = join(*env.coord, join_req("g"));
+  auto ja = join(*env.coord, join_req("g", a));
+  CHECK_FALSE(ja.ready());
+  CHECK_FALSE(jc.ready());
+  env.clk->advance(9999);
+  REQUIRE_OK(env.coord->tick());
+  CHECK_FALSE(ja.ready());
+  env.clk->advance(1);
+  REQUIRE_OK(env.coord->tick());
+  REQUIRE(ja.ready());
+  REQUIRE(ja.get());
+  CHECK(ja.get()->members.size() == 2);
+  // The expired id is forgotten: joining with it now is an unknown member.
+  auto late = join(*env.coord, join_req("g", pending));
+  REQUIRE(late.ready());
+  CHECK(late.get().error() == errc::unknown_member_id);
+}
+
+TEST_CASE("KIP-394: a pending id may leave and no longer holds the join phase", "[group][coordinator][kip394]") {
+  group_env env;
+  env.create_topic("t", 1);
+  const std::string a = stable_single(env, "g");
+  auto b = join_req("g");
+  b.require_known_member_id = true;
+  reply<join_group_response> first;
+  const std::string pending = env.coord->join_group(b, first.callback());
+  auto jc = join(*env.coord, join_req("g"));
+  auto ja = join(*env.coord, join_req("g", a));
+  CHECK_FALSE(ja.ready());
+  REQUIRE_OK(env.coord->leave_group("g", pending));
+  REQUIRE(ja.ready());
+  REQUIRE(jc.ready());
+  CHECK(ja.get()->members.size() == 2);
+  CHECK(env.coord->leave_group("g", pending).error() == errc::unknown_member_id);
+}
+
+TEST_CASE("KIP-394: static members and old joins are added at once", "[group][coordinator][kip394]") {
+  group_env env;
+  env.create_topic("t", 1);
+  auto r = join_req("g");
+  r.require_known_member_id = true;
+  r.group_instance_id = "i";
+  auto j = join(*env.coord, r);
+  REQUIRE(j.ready());
+  REQUIRE(j.get());
+  CHECK(j.get()->generation == generation_id(1));
+}
+
+TEST_CASE("sync: a protocol type or name that is not the group's is inconsistent", "[group][coordinator]") {
+  group_env env;
+  env.create_topic("t", 1);
+  auto j = join(*env.coord, join_req("g"));
+  REQUIRE(j.ready());
+  const std::string m = j.get()->member_id;
+  auto sync_with = [&](std::optional<std::string> type, std::optional<std::string> name) {
+    reply<std::vector<std::byte>> out;
+    sync_group_request r;
+    r.group_id = "g";
+    r.generation = generation_id(1);
+    r.member_id = m;
+    r.protocol_type = std::move(type);
+    r.protocol_name = std::move(name);
+    env.coord->sync_group(std::move(r), out.callback());
+    return out;
+  };
+  auto bad_type = sync_with("connect", "range");
+  REQUIRE(bad_type.ready());
+  CHECK(bad_type.get().error() == errc::inconsistent_group_protocol);
+  auto bad_name = sync_with("consumer", "roundrobin");
+  REQUIRE(bad_name.ready());
+  CHECK(bad_name.get().error() == errc::inconsistent_group_protocol);
+  auto good = sync_with("consumer", "range");
+  REQUIRE(good.ready());
+  CHECK_OK(good.get());
+  CHECK(state_of(*env.coord, "g") == group_state::stable);
+}
+
+TEST_CASE("a commit may carry its own commit timestamp", "[group][coordinator]") {
+  group_env env;
+  env.create_topic("t", 1);
+  offset_commit_request r;
+  r.group_id = "g";
+  r.offsets[tp("t", 0)] = offset_and_metadata{offset(4), -1, "m", 1234};
+  REQUIRE_OK(env.coord->commit_offsets(r));
+  CHECK(env.coord->fetch_offsets("g").at(tp("t", 0)).commit_timestamp == 1234);
+  r.offsets[tp("t", 0)].commit_timestamp = -1;
+  REQUIRE_OK(env.coord->commit_offsets(r));
+  CHECK(env.coord->fetch_offsets("g").at(tp("t", 0)).commit_timestamp == env.clk->now_ms());
+}
+
+TEST_CASE("a group.instance.id the group does not know is an unknown member", "[group][coordinator]") {
+  group_env env;
+  env.create_topic("t", 1);
+  const std::string a = stable_single(env, "g");
+  CHECK(env.coord->heartbeat("g", generation_id(1), a, std::string("nobody")).error() == errc::unknown_member_id);
+  CHECK(env.coord
+            ->commit_offsets([&] {
+              auto r = commit_req("g", 1, a, {{tp("t", 0), om(1)}});
+              r.group_instance_id = "nobody";
+              return r;
+            }())
+            .error() == errc::unknown_member_id);
+  CHECK_OK(env.coord->heartbeat("g", generation_id(1), a));
+}

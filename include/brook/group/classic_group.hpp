@@ -19,7 +19,11 @@
 //     until their session expires (KIP-345); a static member that rejoins while the group
 //     is Stable gets its previous assignment without a rebalance (unless the protocol the
 //     group would choose changes), and its old member id is fenced (fenced_instance_id);
-//   - no MEMBER_ID_REQUIRED round trip (KIP-394): in-process joins cannot be retried blindly;
+//   - the MEMBER_ID_REQUIRED round trip (KIP-394) only when the join asks for it
+//     (join_group_request::require_known_member_id, JoinGroup v4+ on the wire): in-process
+//     members get their id at once, since join_group() returns it; a pending id is no member
+//     yet (it is not described, cannot heartbeat or commit), but the join phase waits for it,
+//     as Kafka's does, until it joins again, leaves, or its session timeout passes;
 //   - a member's group.instance.id cannot change: a rejoin with another (or none) is
 //     refused with fenced_instance_id.
 //
@@ -102,6 +106,8 @@ class classic_group {
   generation_id generation() const noexcept { return generation_; }
   const std::string& protocol_type() const noexcept { return protocol_type_; }
   std::size_t member_count() const noexcept { return members_.size(); }
+  /// Whether KIP-394 member ids were handed out that have not joined again yet.
+  bool has_pending_members() const noexcept { return !pending_.empty(); }
   /// When the group entered its current state.
   timestamp_ms state_timestamp() const noexcept { return state_timestamp_; }
   /// The group's committed offsets (the coordinator commits, fetches and expires them).
@@ -142,6 +148,11 @@ class classic_group {
   /// LeaveGroup (by member id, or by group.instance.id when member_id is empty).
   result<void> leave(const std::string& member_id, const std::optional<std::string>& instance_id,
                      group_completions& out) {
+    if (!member_id.empty() && pending_.erase(member_id) > 0) {  // a KIP-394 id that never joined
+      try_complete_join(out);
+      assert_invariants();
+      return ok();
+    }
     std::string id = member_id;
     if (id.empty() && instance_id) {
       auto s = static_members_.find(*instance_id);
@@ -177,6 +188,7 @@ class classic_group {
   /// counts of subscribed topics (when `metadata_changed`).
   void tick(timestamp_ms t, bool metadata_changed, group_completions& out) {
     expire_members(t, out);
+    expire_pending(t);
     if (state_ == group_state::preparing_rebalance) {
       if (initial_delay_end_ && t >= *initial_delay_end_) end_initial_delay(t);
       if (!initial_delay_end_ && t >= join_deadline_)
@@ -195,6 +207,7 @@ class classic_group {
     timestamp_ms next = limit;
     if (state_ == group_state::preparing_rebalance)
       next = std::min(next, initial_delay_end_ ? *initial_delay_end_ : join_deadline_);
+    for (const auto& [_, expiry] : pending_) next = std::min(next, expiry);
     for (const auto& [_, m] : members_) {
       if (waiting(m)) continue;  // the same exemptions as expire_members(): a waiting member cannot expire
       if (m.liveness && m.liveness->alive.load()) {
@@ -320,6 +333,8 @@ class classic_group {
     if (state_ == group_state::completing_rebalance || state_ == group_state::stable)
       BROOK_ASSERT(protocol_name_ && leader_, "group '{}' is {} without a protocol or a leader", id_,
                    group_state_name(state_));
+    for (const auto& [id, _] : pending_)
+      BROOK_ASSERT(!members_.count(id), "group '{}': pending member '{}' is also a member", id_, id);
   }
 
   static bool waiting_in_join(const member& m, group_state s) {
@@ -339,9 +354,11 @@ class classic_group {
 
   /// Checks a request's member id (and instance id) against the group.
   result<void> check_member(const std::string& member_id, const std::optional<std::string>& instance_id) const {
-    if (instance_id) {
+    if (instance_id) {  // Kafka's validateMember: an instance id the group does not know is an unknown member
       auto s = static_members_.find(*instance_id);
-      if (s != static_members_.end() && s->second != member_id)
+      if (s == static_members_.end())
+        return make_error(errc::unknown_member_id, "group '{}' has no member with instance id '{}'", id_, *instance_id);
+      if (s->second != member_id)
         return make_error(errc::fenced_instance_id, "group '{}': instance '{}' is now member '{}', not '{}'", id_,
                           *instance_id, s->second, member_id);
     }
@@ -407,13 +424,24 @@ class classic_group {
       if (members_.size() >= s_.config.group_max_size)
         return fail(make_error(errc::group_max_size_reached, "group '{}' has reached group.max.size {}", id_,
                                s_.config.group_max_size));
+      if (req.require_known_member_id && !req.group_instance_id) return add_pending(req, std::move(done), out);
       return add_member(std::move(req), std::move(done), out);
     }
-    if (auto r = check_member(req.member_id, req.group_instance_id); !r) return fail(r.error());
-    if (const auto& mine = members_.at(req.member_id).instance_id; mine != req.group_instance_id)
+    if (!req.group_instance_id && pending_.count(req.member_id)) {
+      if (members_.size() >= s_.config.group_max_size)
+        return fail(make_error(errc::group_max_size_reached, "group '{}' has reached group.max.size {}", id_,
+                               s_.config.group_max_size));
+      std::string id = req.member_id;
+      pending_.erase(id);
+      return add_member(std::move(req), std::move(done), out, std::move(id));
+    }
+    // A member's group.instance.id cannot change (checked first: another instance id is
+    // fenced, not an unknown member).
+    if (auto it = members_.find(req.member_id); it != members_.end() && it->second.instance_id != req.group_instance_id)
       return fail(make_error(errc::fenced_instance_id,
                              "group '{}': member '{}' joined with group.instance.id '{}', not '{}'", id_, req.member_id,
-                             mine.value_or(""), req.group_instance_id.value_or("")));
+                             it->second.instance_id.value_or(""), req.group_instance_id.value_or("")));
+    if (auto r = check_member(req.member_id, req.group_instance_id); !r) return fail(r.error());
     if (state_ == group_state::empty || state_ == group_state::dead) return fail(unknown_member(req.member_id).error());
     return rejoin_member(std::move(req), std::move(done), out);
   }
@@ -435,9 +463,21 @@ class classic_group {
     return ok();
   }
 
-  std::string add_member(join_group_request req, join_callback done, group_completions& out) {
+  /// KIP-394: the member gets its id now and joins with it in a second request.
+  std::string add_pending(const join_group_request& req, join_callback done, group_completions& out) {
+    std::string id = s_.ids.next(req.client_id);
+    pending_[id] = now() + req.session_timeout.count();
+    out.add([done, e = make_error(errc::member_id_required, "group '{}': join again with member id '{}'", id_, id)] {
+      done(e);
+    });
+    return id;
+  }
+
+  /// A new member (with the id a KIP-394 round trip gave it, or a fresh one).
+  std::string add_member(join_group_request req, join_callback done, group_completions& out,
+                         std::string given_id = {}) {
     member m;
-    m.id = s_.ids.next(req.client_id);
+    m.id = given_id.empty() ? s_.ids.next(req.client_id) : std::move(given_id);
     fill_member(m, req);
     m.awaiting_join = std::move(done);
     m.join_order = s_.ids.next_join_order();
@@ -569,7 +609,8 @@ class classic_group {
   }
 
   void try_complete_join(group_completions& out) {
-    if (state_ != group_state::preparing_rebalance || initial_delay_end_) return;
+    // Kafka's hasAllMembersJoined: KIP-394 ids handed out are expected back in this rebalance.
+    if (state_ != group_state::preparing_rebalance || initial_delay_end_ || !pending_.empty()) return;
     for (const auto& [_, m] : members_)
       if (!m.awaiting_join) return;
     complete_join(out);
@@ -642,6 +683,7 @@ class classic_group {
     auto fail = [&](brook::error e) { out.add([done, e] { done(e); }); };
     if (auto r = check_member(req.member_id, req.group_instance_id); !r) return fail(r.error());
     if (auto r = check_generation(req.generation); !r) return fail(r.error());
+    if (auto r = check_sync_protocol(req); !r) return fail(r.error());
     member& m = members_.at(req.member_id);
     m.last_heartbeat = now();
     switch (state_) {
@@ -656,6 +698,17 @@ class classic_group {
         if (leader_ == m.id) complete_sync(req.assignments, out);
         return;
     }
+  }
+
+  /// SyncGroup v5+ names the protocol type and name the member was given: they must be the group's.
+  result<void> check_sync_protocol(const sync_group_request& req) const {
+    if (req.protocol_type && !protocol_type_.empty() && *req.protocol_type != protocol_type_)
+      return make_error(errc::inconsistent_group_protocol, "group '{}' uses protocol type '{}', not '{}'", id_,
+                        protocol_type_, *req.protocol_type);
+    if (req.protocol_name && protocol_name_ && *req.protocol_name != *protocol_name_)
+      return make_error(errc::inconsistent_group_protocol, "group '{}' uses protocol '{}', not '{}'", id_,
+                        *protocol_name_, *req.protocol_name);
+    return ok();
   }
 
   /// The leader's assignment: stored, then handed to every member waiting in its sync.
@@ -730,6 +783,11 @@ class classic_group {
     }
   }
 
+  /// KIP-394 ids not used again within their session timeout are dropped.
+  void expire_pending(timestamp_ms t) {
+    std::erase_if(pending_, [t](const auto& kv) { return t >= kv.second; });
+  }
+
   /// A member as the group's __consumer_offsets record lists it.
   group_member_metadata member_metadata(const member& m) const {
     group_member_metadata mm;
@@ -754,6 +812,7 @@ class classic_group {
   std::optional<std::string> leader_;
   std::map<std::string, member> members_;
   std::map<std::string, std::string> static_members_;  // instance id -> member id
+  std::map<std::string, timestamp_ms> pending_;        // KIP-394 member id -> when it expires
   timestamp_ms state_timestamp_ = 0;
   timestamp_ms join_deadline_ = 0;
   std::optional<timestamp_ms> initial_delay_end_;

@@ -107,12 +107,15 @@ class group_coordinator {
   /// now, otherwise when the last member joins or the rebalance timeout passes (tick()).
   /// Returns the member id the member has from now on (empty if the request was refused),
   /// so a member can leave before its join completes (the role of KIP-394's early id).
+  /// With `req.require_known_member_id` (JoinGroup v4+), a new dynamic member is refused at
+  /// once with member_id_required and the returned id is the one to join again with.
   /// Errors: invalid_group_id, invalid_session_timeout, inconsistent_group_protocol,
-  /// unknown_member_id, fenced_instance_id, group_max_size_reached.
+  /// unknown_member_id, fenced_instance_id, group_max_size_reached, member_id_required.
   std::string join_group(join_group_request req, join_callback done);
 
   /// SyncGroup. The leader's call carries the assignment and completes every member's sync.
-  /// Errors: unknown_member_id, illegal_generation, rebalance_in_progress, fenced_instance_id.
+  /// Errors: unknown_member_id, illegal_generation, rebalance_in_progress, fenced_instance_id,
+  /// inconsistent_group_protocol (a protocol type or name that is not the group's).
   void sync_group(sync_group_request req, sync_callback done);
 
   /// Heartbeat. rebalance_in_progress tells the member to rejoin.
@@ -130,7 +133,8 @@ class group_coordinator {
   /// (rebalance_in_progress), for partitions that do not exist (unknown_topic_or_partition),
   /// negative offsets (invalid_argument) or oversized metadata (offset_metadata_too_large).
   /// A commit with generation -1 and no member id is accepted only while the group has no
-  /// members (Kafka's "simple" commit). Nothing is written unless everything is valid.
+  /// members (Kafka's "simple" commit). Nothing is written unless everything is valid. A
+  /// commit_timestamp of -1 is the clock's time (OffsetCommit v1 may carry the client's).
   result<void> commit_offsets(const offset_commit_request& req);
 
   /// OffsetFetch: the committed offsets of the group (of `tps`, or all of them). Partitions

@@ -49,6 +49,10 @@ struct join_group_request {
   std::string protocol_type = "consumer";
   std::vector<group_protocol> protocols{};      ///< in preference order
   std::shared_ptr<member_liveness> liveness{};  ///< in-process members; null: the member heartbeats
+  /// KIP-394 (JoinGroup v4+): a new member without group.instance.id is not added yet; it is
+  /// given a member id and refused with member_id_required, and joins again with that id. A
+  /// pending id that does not come back within session_timeout is dropped.
+  bool require_known_member_id = false;
 };
 
 struct join_group_member {
@@ -72,6 +76,9 @@ struct sync_group_request {
   std::string member_id{};
   std::optional<std::string> group_instance_id{};
   std::map<std::string, std::vector<std::byte>> assignments{};  ///< the leader's: member id -> assignment
+  /// SyncGroup v5+: when set, they must be the group's (inconsistent_group_protocol otherwise).
+  std::optional<std::string> protocol_type{};
+  std::optional<std::string> protocol_name{};
 };
 
 struct offset_commit_request {

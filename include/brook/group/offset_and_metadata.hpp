@@ -15,10 +15,11 @@
 namespace brook {
 
 struct offset_and_metadata {
-  offset off{0};                       ///< the next offset to read
-  std::int32_t leader_epoch = -1;      ///< of the last record read; -1 = unknown
-  std::string metadata{};              ///< at most offset.metadata.max.bytes (default 4096)
-  timestamp_ms commit_timestamp = -1;  ///< set by the coordinator when it stores the commit; ignored in a request
+  offset off{0};                   ///< the next offset to read
+  std::int32_t leader_epoch = -1;  ///< of the last record read; -1 = unknown
+  std::string metadata{};          ///< at most offset.metadata.max.bytes (default 4096)
+  timestamp_ms commit_timestamp =
+      -1;  ///< when stored; in a commit, -1 = the coordinator's clock (OffsetCommit v1 may give one)
   friend bool operator==(const offset_and_metadata&, const offset_and_metadata&) = default;
 };
 

@@ -84,7 +84,7 @@ BROOK_DECL result<void> group_coordinator::commit_offsets(const offset_commit_re
   std::vector<std::pair<topic_partition, offset_and_metadata>> values;
   for (const auto& [tp, om] : req.offsets) {
     offset_and_metadata v = om;
-    v.commit_timestamp = t;
+    if (v.commit_timestamp < 0) v.commit_timestamp = t;  // OffsetCommit v1 may carry the client's time
     values.emplace_back(tp, std::move(v));
   }
   BROOK_TRY(store_->append_offsets(req.group_id, values, t));
@@ -345,8 +345,8 @@ BROOK_DECL result<void> group_coordinator::expire_offsets(timestamp_ms t) {
   std::vector<std::string> dead;
   for (auto& [id, g] : groups_) {
     std::vector<topic_partition> expired = expired_offsets(*g, t, retention);
-    const bool forget =
-        g->state() == group_state::empty && g->member_count() == 0 && expired.size() == g->offsets().size();
+    const bool forget = g->state() == group_state::empty && g->member_count() == 0 && !g->has_pending_members() &&
+                        expired.size() == g->offsets().size();
     if (expired.empty() && !forget) continue;
     BROOK_TRY(store_->append_tombstones(id, expired, forget, t));
     for (const auto& tp : expired) g->offsets().erase(tp);
