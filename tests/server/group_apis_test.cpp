@@ -12,6 +12,7 @@
 
 #include <brook/group/consumer_protocol.hpp>
 #include <brook/group/range_assignor.hpp>
+#include <brook/protocol/response.hpp>
 #include <brook/server/group_apis.hpp>
 
 #include "group/group_support.hpp"
@@ -689,4 +690,74 @@ TEST_CASE("wire_code: Kafka codes pass and brook's own become Kafka's nearest", 
   CHECK(group_apis::wire_code(make_system_error(EIO, "append")) == code(errc::not_coordinator));
   CHECK(group_apis::wire_code(make_error(errc::invalid_argument, "x")) == code(errc::invalid_request));
   CHECK(group_apis::wire_code(make_error(errc::wakeup, "x")) == code(errc::unknown_server_error));
+}
+
+TEST_CASE("every answer encodes at every version of its API", "[server][group_apis][encode]") {
+  fixture f;
+  auto encodes = [](const auto& body, std::int16_t version) {
+    INFO("version " << version);
+    CHECK_OK(protocol::encode_response(1, body, version));
+  };
+  for (std::int16_t v = 0; v <= 9; ++v) {
+    auto r = fixture::join_req();
+    r.group_id = "g" + std::to_string(v);
+    auto j = f.join_new(v, r);
+    REQUIRE(j.ready());
+    REQUIRE(j.get().error_code == 0);
+    encodes(j.get(), v);
+    r.group_id = "";
+    encodes(f.join(r, v).get(), v);
+    if (v <= 5) {
+      protocol::sync_group_request s;
+      s.group_id = "g" + std::to_string(v);
+      s.generation = j.get().generation;
+      s.member_id = j.get().member_id;
+      s.protocol_type = "consumer";
+      s.protocol_name = "range";
+      pending<protocol::sync_group_response> out;
+      f.apis.sync_group(s, v, out.callback());
+      REQUIRE(out.get().error_code == 0);
+      encodes(out.get(), v);
+    }
+    if (v <= 4) {
+      protocol::heartbeat_request h;
+      h.group_id = "g" + std::to_string(v);
+      h.member_id = j.get().member_id;
+      encodes(f.apis.heartbeat(h, v), v);
+    }
+    if (v <= 5) {
+      protocol::leave_group_request l;
+      l.group_id = "g" + std::to_string(v);
+      l.member_id = "nobody";
+      l.members.push_back({"nobody", std::nullopt, std::nullopt});
+      encodes(f.apis.leave_group(l, v), v);
+    }
+    protocol::offset_commit_request c;
+    c.group_id = "simple";
+    c.topics.push_back({"t", {commit_partition(0, 1), commit_partition(7, 1)}});
+    encodes(f.apis.offset_commit(c, v), v);
+    protocol::offset_fetch_request q;
+    q.group_id = "simple";
+    if (v >= 2) q.topics.reset();
+    protocol::offset_fetch_request_group g;
+    g.group_id = "simple";
+    g.topics.reset();
+    q.groups = {g};
+    encodes(f.apis.offset_fetch(q, v), v);
+    if (v <= 6) {
+      protocol::find_coordinator_request fc;
+      fc.key = "g";
+      fc.coordinator_keys = {"g"};
+      fc.key_type = v >= 1 ? 1 : 0;
+      encodes(f.apis.find_coordinator(fc, v, {broker_id(1), "h", 1}), v);
+    }
+    if (v <= 5) {
+      protocol::describe_groups_request d;
+      d.groups = {"g0", "nope"};
+      d.include_authorized_operations = v >= 3;
+      encodes(f.apis.describe_groups(d, v), v);
+      encodes(f.apis.list_groups({}, v), v);
+    }
+    if (v <= 2) encodes(f.apis.delete_groups({{"nope"}}, v), v);
+  }
 }
