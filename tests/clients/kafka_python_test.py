@@ -81,23 +81,46 @@ def basic(address):
     admin.close()
 
 
-def consume_group(address, group_id, want, members=1, timeout_ms=20000):
-    """Polls `members` consumers of one group until `want` records came; returns them."""
-    cs = [KafkaConsumer("py-group", bootstrap_servers=address, group_id=group_id, auto_offset_reset="earliest",
-                        enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000)
-          for _ in range(members)]
-    got = {}
+def consume_group(address, group_id, want, members=1, timeout_s=30):
+    """Runs `members` consumers of one group, each on its own thread (kafka-python rejoins a
+    rebalance only inside poll(), so one thread cannot poll two members), until `want`
+    records came; commits and closes them; returns the records and each one's assignment."""
+    import threading
     import time
-    deadline = time.monotonic() + timeout_ms / 1000
-    while len(got) < want and time.monotonic() < deadline:
-        for c in cs:
-            for tp, msgs in c.poll(timeout_ms=200).items():
-                for m in msgs:
-                    got[int(m.key[1:])] = (m.partition, m.offset)
-    assigned = [sorted(tp.partition for tp in c.assignment()) for c in cs]
-    for c in cs:
+    got = {}
+    lock = threading.Lock()
+    assigned = [None] * members
+    deadline = time.monotonic() + timeout_s
+
+    def settled():  # every record read and, with several members, the partitions split between them
+        if len(got) < want or any(a is None for a in assigned):
+            return False
+        flat = sorted(p for a in assigned for p in a)
+        return members == 1 or (len(flat) == len(set(flat)) and all(assigned))
+
+    def member(i):
+        c = KafkaConsumer("py-group", bootstrap_servers=address, group_id=group_id, auto_offset_reset="earliest",
+                          enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
+                          max_poll_interval_ms=20000)
+        while time.monotonic() < deadline:
+            with lock:
+                if settled():
+                    break
+            polled = c.poll(timeout_ms=200)
+            with lock:
+                for tp, msgs in polled.items():
+                    for m in msgs:
+                        got[int(m.key[1:])] = (m.partition, m.offset)
+                assigned[i] = sorted(tp.partition for tp in c.assignment())
         c.commit()
         c.close()
+
+    threads = [threading.Thread(target=member, args=(i,)) for i in range(members)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout_s + 30)
+    check(not any(t.is_alive() for t in threads), "a group member did not finish")
     return got, assigned
 
 
@@ -115,7 +138,7 @@ def group(brook, data):
         admin.close()
     with Broker(brook, data) as b:  # committed offsets survive a restart
         produce(b.address, "py-group", 10, start=400)
-        got, _ = consume_group(b.address, "pyg", 10, timeout_ms=15000)
+        got, _ = consume_group(b.address, "pyg", 10, timeout_s=15)
         check(sorted(got) == list(range(400, 410)), f"after a restart the group read {sorted(got)[:20]}")
         admin = KafkaAdminClient(bootstrap_servers=b.address)
         d = admin.describe_consumer_groups(["pyg"])[0]

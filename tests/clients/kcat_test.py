@@ -25,6 +25,7 @@ def main():
         keyed_roundtrip(kcat, b.address, records)
         metadata(kcat, b.address)
         offsets_by_time(kcat, b.address)
+        group_of_three(kcat, b.address, a.work)
     # After a clean stop, a restart serves the same records.
     with Broker(a.brook, data) as b:
         out, _ = run([kcat, "-b", b.address, "-C", "-t", "keyed", "-o", "beginning", "-e", "-q", "-f", "%k\n"])
@@ -92,6 +93,77 @@ def offsets_by_time(kcat, address):
     out, _ = run([kcat, "-b", address, "-Q", "-t", "keyed:0:-1"])
     end = int(out.strip().rsplit(" ", 1)[1])
     check(end > 0, f"-Q keyed:0:-1 printed {out!r}")
+
+
+def group_of_three(kcat, address, work):
+    """Three `kcat -G` members split six partitions; one is killed with SIGKILL and its two
+    partitions move to the others after its session timeout; what is produced then reaches
+    the two survivors."""
+    import re
+    import signal
+    import subprocess
+
+    lines = "".join(f"g-{i}\tbefore\n" for i in range(600)).encode()
+    run([kcat, "-b", address, "-P", "-t", "grouped", "-K", "\t"], input=lines)
+    members = []
+    for i in range(3):
+        out = open(os.path.join(work, f"member{i}.out"), "wb")
+        err = open(os.path.join(work, f"member{i}.err"), "wb")
+        members.append((subprocess.Popen([kcat, "-b", address, "-G", "kg", "grouped", "-o", "beginning", "-u",
+                                          "-f", "%p\t%k\t%s\n", "-X", "session.timeout.ms=6000",
+                                          "-X", "heartbeat.interval.ms=500"], stdout=out, stderr=err), out, err))
+    pattern = re.compile(r"rebalanced \(memberid [^)]*\): assigned: (.*)$")
+
+    def assignments():
+        """Each member's latest assignment, as a set of partitions (None before its first)."""
+        result = []
+        for i in range(3):
+            with open(os.path.join(work, f"member{i}.err")) as f:
+                last = None
+                for line in f:
+                    m = pattern.search(line)
+                    if m:
+                        last = {int(p) for p in re.findall(r"\[(\d+)\]", m.group(1))}
+                result.append(last)
+        return result
+
+    def consumed(i):
+        with open(os.path.join(work, f"member{i}.out")) as f:
+            return [l.rstrip("\n").split("\t") for l in f if l.strip()]
+
+    def wait_for(cond, what, seconds=30):
+        deadline = time.monotonic() + seconds
+        while not cond():
+            if time.monotonic() > deadline:
+                for p, _, _ in members:
+                    p.kill()
+                fail(f"kcat -G: {what} within {seconds} s; assignments {assignments()}")
+            time.sleep(0.2)
+
+    try:
+        wait_for(lambda: all(a is not None and len(a) == 2 for a in assignments())
+                 and set().union(*assignments()) == set(range(6)), "three members did not get two partitions each")
+        wait_for(lambda: sum(len(consumed(i)) for i in range(3)) >= 600, "the group did not read 600 records")
+        members[0][0].kill()  # SIGKILL: no LeaveGroup, the session timeout finds it
+        wait_for(lambda: (lambda a: a[1] is not None and a[2] is not None and a[1] | a[2] == set(range(6))
+                          and not a[1] & a[2])(assignments()), "the killed member's partitions did not move")
+        lines = "".join(f"g-{i}\tafter\n" for i in range(600)).encode()
+        run([kcat, "-b", address, "-P", "-t", "grouped", "-K", "\t"], input=lines)
+        wait_for(lambda: sum(1 for i in (1, 2) for r in consumed(i) if r[2] == "after") >= 600,
+                 "the survivors did not read the 600 records produced after the kill")
+    finally:
+        for p, out, err in members:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            out.close()
+            err.close()
+    after = {r[1] for i in (1, 2) for r in consumed(i) if r[2] == "after"}
+    check(len(after) == 600, f"the survivors read {len(after)} distinct records of the 600 produced after the kill")
+    print(f"  kcat -G: 3 members split 6 partitions; after a SIGKILL the 2 others took them over: {assignments()[1:]}")
 
 
 if __name__ == "__main__":

@@ -457,3 +457,86 @@ TEST_CASE("DescribeConfigs reports a topic's values and which were set", "[serve
   REQUIRE(r->results[2].configs.size() == 1);
   CHECK(r->results[2].configs[0].value == "1");
 }
+
+#ifdef BROOK_BROKER_DOC
+#include <fstream>
+#include <sstream>
+
+TEST_CASE("docs/broker.md lists exactly the APIs and versions the broker serves", "[server][kafka_broker][docs]") {
+  std::string want = "| API | key | versions served | Kafka's versions |\n|---|---|---|---|\n";
+  for (const auto& a : kafka_broker::apis().apis()) {
+    const api_info& k = api(a.key);
+    want += fmt::format("| {} | {} | {}-{} | {}-{} |\n", k.name, static_cast<int>(a.key), a.versions.lo, a.versions.hi,
+                        k.valid.lo, k.valid.hi);
+  }
+  std::ifstream in(BROOK_BROKER_DOC);
+  REQUIRE(in);
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const auto begin = text.find("-->\n", text.find("<!-- broker api table:"));
+  const auto end = text.find("<!-- end of broker api table -->");
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  INFO("the table docs/broker.md should hold:\n" << want);
+  CHECK(text.substr(begin + 4, end - begin - 4) == want);
+}
+#endif
+
+TEST_CASE("the group APIs reach the node's coordinator", "[server][kafka_broker]") {
+  fixture f;
+  f.b.advertise("10.0.0.7", 9999);
+  find_coordinator_request fc;
+  fc.key = "g";
+  auto c = call(f.b, fc, 2);
+  REQUIRE_OK(c);
+  CHECK(c->error_code == 0);
+  CHECK(c->host == "10.0.0.7");
+  CHECK(c->port == 9999);
+
+  protocol::join_group_request j;
+  j.group_id = "g";
+  j.session_timeout_ms = 10'000;
+  j.rebalance_timeout_ms = 10'000;
+  j.protocol_type = "consumer";
+  j.protocols.push_back({"range", {}});
+  auto first = call(f.b, j, 5);  // KIP-394: a new member learns its id first
+  REQUIRE_OK(first);
+  CHECK(first->error_code == code(errc::member_id_required));
+  REQUIRE_FALSE(first->member_id.empty());
+  j.member_id = first->member_id;
+  auto joined = call(f.b, j, 5);
+  REQUIRE_OK(joined);
+  CHECK(joined->error_code == 0);
+  CHECK(joined->leader == first->member_id);
+
+  protocol::sync_group_request s;
+  s.group_id = "g";
+  s.generation = joined->generation;
+  s.member_id = j.member_id;
+  s.assignments.push_back({j.member_id, {std::byte{1}, std::byte{2}}});
+  auto synced = call(f.b, s, 3);
+  REQUIRE_OK(synced);
+  CHECK(synced->error_code == 0);
+  CHECK(synced->assignment == std::vector<std::byte>{std::byte{1}, std::byte{2}});
+
+  REQUIRE_OK(f.n->create_topic("t", {}));
+  protocol::offset_commit_request oc;
+  oc.group_id = "g";
+  oc.generation_id_or_member_epoch = joined->generation;
+  oc.member_id = j.member_id;
+  offset_commit_request_partition ocp;
+  ocp.committed_offset = offset(42);
+  ocp.committed_metadata = "meta";
+  oc.topics.push_back({"t", {ocp}});
+  auto committed = call(f.b, oc, 7);
+  REQUIRE_OK(committed);
+  CHECK(committed->topics.at(0).partitions.at(0).error_code == 0);
+  offset_fetch_request of;
+  of.group_id = "g";
+  of.topics = std::vector<offset_fetch_request_topic>{{"t", {partition_id(0)}}};
+  auto fetched = call(f.b, of, 5);
+  REQUIRE_OK(fetched);
+  CHECK(fetched->topics.at(0).partitions.at(0).committed_offset == offset(42));
+  CHECK(fetched->topics.at(0).partitions.at(0).metadata == "meta");
+}

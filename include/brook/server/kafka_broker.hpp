@@ -25,6 +25,8 @@
 //   Metadata      v0 empty = all topics, v1+ null = all; unknown topics are created when the
 //                 request and auto.create.topics.enable allow it
 //   CreateTopics, DeleteTopics, DescribeConfigs  on the data directory's topics
+//   the group APIs  on the node's group coordinator, through group_apis (it is every
+//                 group's coordinator)
 //
 // Storage calls run on the network thread that received the request: an append is a
 // pwrite into the page cache and a read maps a slice, neither waits on anything but the
@@ -58,6 +60,7 @@
 #include <brook/format/record_batch.hpp>
 #include <brook/protocol/messages.hpp>
 #include <brook/protocol/response.hpp>
+#include <brook/server/group_apis.hpp>
 #include <brook/server/request_handler.hpp>
 #include <brook/server/request_purgatory.hpp>
 #include <brook/server/served_apis.hpp>
@@ -95,7 +98,7 @@ class kafka_broker final : public request_handler {
  public:
   /// `n` must outlive the broker.
   explicit kafka_broker(node& n, broker_config c = {})
-      : node_(n), config_(std::move(c)), purgatory_(n.dir().notifier()) {
+      : node_(n), config_(std::move(c)), groups_(n.coordinator()), purgatory_(n.dir().notifier()) {
     BROOK_ASSERT(config_.num_partitions > 0, "num.partitions must be positive");
     BROOK_ASSERT(config_.max_partitions > 0, "max_partitions must be positive");
   }
@@ -111,10 +114,20 @@ class kafka_broker final : public request_handler {
         {api_key::fetch, {4, 12}},
         {api_key::list_offsets, {1, 7}},
         {api_key::metadata, {0, 12}},
+        {api_key::offset_commit, {0, 9}},
+        {api_key::offset_fetch, {0, 9}},
+        {api_key::find_coordinator, {0, 6}},
+        {api_key::join_group, {0, 9}},
+        {api_key::heartbeat, {0, 4}},
+        {api_key::leave_group, {0, 5}},
+        {api_key::sync_group, {0, 5}},
+        {api_key::describe_groups, {0, 5}},
+        {api_key::list_groups, {0, 5}},
         {api_key::api_versions, {0, 3}},
         {api_key::create_topics, {0, 7}},
         {api_key::delete_topics, {0, 5}},
         {api_key::describe_configs, {0, 4}},
+        {api_key::delete_groups, {0, 2}},
     });
     return table;
   }
@@ -165,6 +178,42 @@ class kafka_broker final : public request_handler {
   void answer(const incoming_request& req, const protocol::create_topics_request& body, const reply& done);
   void answer(const incoming_request& req, const protocol::delete_topics_request& body, const reply& done);
   void answer(const incoming_request& req, const protocol::describe_configs_request& body, const reply& done);
+
+  // The group APIs, translated by group_apis. JoinGroup and SyncGroup answer when the
+  // coordinator completes them, from its thread.
+  void answer(const incoming_request& req, const protocol::join_group_request& body, const reply& done) {
+    groups_.join_group(body, req.header.api_version, req.header.client_id.value_or(""),
+                       [h = req.header, done](protocol::join_group_response r) { send(h, r, done); });
+  }
+  void answer(const incoming_request& req, const protocol::sync_group_request& body, const reply& done) {
+    groups_.sync_group(body, req.header.api_version,
+                       [h = req.header, done](protocol::sync_group_response r) { send(h, r, done); });
+  }
+  void answer(const incoming_request& req, const protocol::heartbeat_request& body, const reply& done) {
+    send(req.header, groups_.heartbeat(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::leave_group_request& body, const reply& done) {
+    send(req.header, groups_.leave_group(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::offset_commit_request& body, const reply& done) {
+    send(req.header, groups_.offset_commit(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::offset_fetch_request& body, const reply& done) {
+    send(req.header, groups_.offset_fetch(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::find_coordinator_request& body, const reply& done) {
+    auto [host, port] = advertised();
+    send(req.header, groups_.find_coordinator(body, req.header.api_version, {config_.id, std::move(host), port}), done);
+  }
+  void answer(const incoming_request& req, const protocol::describe_groups_request& body, const reply& done) {
+    send(req.header, groups_.describe_groups(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::list_groups_request& body, const reply& done) {
+    send(req.header, groups_.list_groups(body, req.header.api_version), done);
+  }
+  void answer(const incoming_request& req, const protocol::delete_groups_request& body, const reply& done) {
+    send(req.header, groups_.delete_groups(body, req.header.api_version), done);
+  }
   // Every API the table does not serve: connection_state refused it before it got here.
   template <typename Other>
   void answer(const incoming_request& req, const Other&, const reply&) {
@@ -200,6 +249,7 @@ class kafka_broker final : public request_handler {
 
   node& node_;
   broker_config config_;
+  group_apis groups_;
   mutable std::mutex advertised_mu_;
   std::string host_ = "127.0.0.1";  // under advertised_mu_
   std::uint16_t port_ = 9092;       // under advertised_mu_
