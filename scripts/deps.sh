@@ -17,6 +17,7 @@ BROOK_DEPS_PACKAGES=(
   build-essential cmake ninja-build git pkg-config
   libboost-dev libfmt-dev catch2
   libbenchmark-dev libconcurrentqueue-dev librocksdb-dev  # benchmarks and their baselines
+  librdkafka-dev                                          # benchmark-only: the broker benchmarks' client
   clang libclang-rt-14-dev                                # the libFuzzer target
   clang-format                                            # scripts/format.sh (test.sh's format stage)
   ccache                                                  # rebuilds, and CI after a local run
