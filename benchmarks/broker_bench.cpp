@@ -30,7 +30,8 @@
 // Counters: items_per_second (records/s) and bytes_per_second (value bytes for the
 // librdkafka benchmarks, answer bytes for the fetch, moved bytes for the loopback);
 // broker_us/MiB and client_us/MiB, CPU microseconds per MiB of those bytes; broker/client,
-// their ratio; broker_cores and client_cores, CPU seconds per wall second.
+// their ratio; broker_cores and client_cores, CPU seconds per wall second;
+// broker_switches/MiB, the broker's context switches per MiB.
 //
 // Without librdkafka (pkg-config rdkafka, benchmarks/CMakeLists.txt) the librdkafka
 // benchmarks are not compiled; the raw ones still are.
@@ -137,13 +138,18 @@ class broker_process {
   std::uint16_t port() const noexcept { return port_; }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
 
-  /// The broker's user + system CPU seconds so far.
-  double cpu_seconds() {
+  struct usage {
+    double cpu_seconds = 0;  ///< user + system
+    double switches = 0;     ///< context switches, voluntary and not
+  };
+  /// What the broker has used so far.
+  usage used() {
     std::fputs("cpu\n", to_);
     std::fflush(to_);
-    long long user_us = 0, sys_us = 0;
-    if (std::fscanf(from_, "%lld %lld", &user_us, &sys_us) != 2) throw std::runtime_error("brook_bench_broker: no cpu");
-    return static_cast<double>(user_us + sys_us) / 1e6;
+    long long user_us = 0, sys_us = 0, switches = 0;
+    if (std::fscanf(from_, "%lld %lld %lld", &user_us, &sys_us, &switches) != 3)
+      throw std::runtime_error("brook_bench_broker: no cpu");
+    return {static_cast<double>(user_us + sys_us) / 1e6, static_cast<double>(switches)};
   }
 
  private:
@@ -159,7 +165,7 @@ class cpu_meter {
  public:
   explicit cpu_meter(broker_process& b) : broker_(b) {}
   void start() {
-    broker0_ = broker_.cpu_seconds();
+    broker0_ = broker_.used();
     client0_ = self_cpu_seconds();
     t0_ = clock_type::now();
   }
@@ -167,7 +173,8 @@ class cpu_meter {
   void stop(benchmark::State& state, double bytes, double items) {
     const double wall = seconds_since(t0_);
     const double client = self_cpu_seconds() - client0_;
-    const double broker = broker_.cpu_seconds() - broker0_;
+    const auto used = broker_.used();
+    const double broker = used.cpu_seconds - broker0_.cpu_seconds;
     state.SetIterationTime(wall);
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
     state.SetItemsProcessed(static_cast<std::int64_t>(items));
@@ -176,11 +183,13 @@ class cpu_meter {
     state.counters["broker/client"] = broker / client;
     state.counters["broker_cores"] = broker / wall;
     state.counters["client_cores"] = client / wall;
+    state.counters["broker_switches/MiB"] = (used.switches - broker0_.switches) / (bytes / mib);
   }
 
  private:
   broker_process& broker_;
-  double broker0_ = 0, client0_ = 0;
+  broker_process::usage broker0_;
+  double client0_ = 0;
   clock_type::time_point t0_;
 };
 

@@ -8,9 +8,10 @@
 // 127.0.0.1, port 0, one network thread (server_options' defaults; `--copy` turns sendfile
 // off), and prints "port P" on stdout. Then it reads commands on stdin, one a line:
 //
-//   cpu   answers "U S": the user and the system CPU time of this process so far, in
-//         microseconds (getrusage RUSAGE_SELF: every thread of the broker, the network
-//         thread, the purgatory's, housekeeping, and this one, which only waits on stdin)
+//   cpu   answers "U S C": the user and the system CPU time of this process so far, in
+//         microseconds, and its context switches, voluntary and not (getrusage
+//         RUSAGE_SELF: every thread of the broker, the network thread, the purgatory's,
+//         housekeeping, and this one, which only waits on stdin)
 //
 // At the end of its input it stops the server and the broker, closes the node and exits 0.
 // Any failure before "port" is printed exits 1 with the reason on stderr.
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
     if (line == "cpu") {
       rusage u{};
       ::getrusage(RUSAGE_SELF, &u);
-      std::cout << microseconds(u.ru_utime) << ' ' << microseconds(u.ru_stime) << std::endl;
+      std::cout << microseconds(u.ru_utime) << ' ' << microseconds(u.ru_stime) << ' ' << u.ru_nvcsw + u.ru_nivcsw
+                << std::endl;
     } else {
       std::cout << "unknown command" << std::endl;
     }
