@@ -21,9 +21,9 @@
 //   BM_BrokerProduceLatency          librdkafka producer, acks=-1, linger.ms 0, 100-byte
 //                                    values at 10,000 records/s for 3 s: delivery-report
 //                                    latency from each record's scheduled send time
-//   BM_LoopbackTcp/chunk:C           the ceiling: a writer thread write()s C-byte chunks into
+//   BM_LoopbackTcp/chunk:C           the ceiling: a writer thread send()s C-byte chunks into
 //                                    a loopback TCP connection (TCP_NODELAY, as the server
-//                                    sets), the benchmark thread read()s them
+//                                    sets), the benchmark thread recv()s them
 //   BM_LoopbackSendfile/chunk:C      the same with sendfile(2) of C-byte chunks of a 64 MiB
 //                                    file in the page cache: the ceiling of the sendfile fetch
 //
@@ -401,6 +401,23 @@ int page_cache_file(const bench::scratch_dir& dir, std::size_t bytes) {
   return fd;
 }
 
+/// Writes `total` bytes into `w` in chunks of data.size(): the chunk itself, or with
+/// sendfile the next chunk of `file` (fetch_log_bytes long) when file >= 0. False on failure.
+bool write_chunks(int w, int file, const std::vector<std::byte>& data, std::size_t total) {
+  const std::size_t chunk = data.size();
+  off_t at = 0;
+  for (std::size_t sent = 0; sent < total; sent += chunk) {
+    if (static_cast<std::size_t>(at) + chunk > fetch_log_bytes) at = 0;
+    for (std::size_t left = chunk; left > 0;) {
+      const auto n =
+          file >= 0 ? ::sendfile(w, file, &at, left) : ::send(w, data.data() + (chunk - left), left, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  return true;
+}
+
 void loopback(benchmark::State& state, bool use_sendfile) {
   const auto chunk = static_cast<std::size_t>(state.range(0));
   const std::size_t total = chunk < 16384 ? chunk * 100'000 : fetch_total_bytes;
@@ -415,20 +432,8 @@ void loopback(benchmark::State& state, bool use_sendfile) {
     const double reader0 = thread_cpu_seconds();
     std::thread writer([&, w = w] {
       const double c0 = thread_cpu_seconds();
-      off_t at = 0;
-      for (std::size_t sent = 0; sent < total; sent += chunk) {
-        if (!use_sendfile) {
-          write_all(w, data.data(), chunk);
-          continue;
-        }
-        if (static_cast<std::size_t>(at) + chunk > fetch_log_bytes) at = 0;
-        for (std::size_t left = chunk; left > 0;) {
-          const auto n = ::sendfile(w, file, &at, left);
-          if (n <= 0) return;
-          left -= static_cast<std::size_t>(n);
-        }
-      }
-      writer_cpu = thread_cpu_seconds() - c0;
+      if (write_chunks(w, use_sendfile ? file : -1, data, total)) writer_cpu = thread_cpu_seconds() - c0;
+      ::shutdown(w, SHUT_WR);  // a failed writer ends the reader's loop too
     });
     std::size_t got = 0;
     while (got < total) {
