@@ -11,6 +11,8 @@
 //                                    default batch.size (1,000,000 bytes), V-byte values,
 //                                    null keys, partition 0, RD_KAFKA_MSG_F_COPY; timed from
 //                                    the first produce() to the end of flush()
+//   BM_BrokerProduceBigReads/value:V the same, acks 1, with the broker's read_buffer_bytes
+//                                    1 MiB instead of 64 KiB
 //   BM_BrokerConsume/value:V         librdkafka's simple consumer (rd_kafka_consume_start at
 //                                    offset 0: assignment without a group, which the broker
 //                                    does not serve yet) reading records preloaded in 16 KiB
@@ -106,7 +108,8 @@ double thread_cpu_seconds() {
 /// brook_bench_broker on a fresh data directory, for as long as this object lives.
 class broker_process {
  public:
-  explicit broker_process(bool sendfile) {
+  /// read_buffer_bytes 0: server_options' default.
+  explicit broker_process(bool sendfile, std::size_t read_buffer_bytes = 0) {
     int in[2], out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     posix_spawn_file_actions_t fa;
@@ -115,7 +118,12 @@ class broker_process {
     ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     const std::string dir = (dir_.path() / "data").string();
     std::vector<char*> argv = {const_cast<char*>(BROOK_BENCH_BROKER), const_cast<char*>(dir.c_str())};
+    const std::string read_buffer = std::to_string(read_buffer_bytes);
     if (!sendfile) argv.push_back(const_cast<char*>("--copy"));
+    if (read_buffer_bytes != 0) {
+      argv.push_back(const_cast<char*>("--read-buffer-bytes"));
+      argv.push_back(const_cast<char*>(read_buffer.c_str()));
+    }
     argv.push_back(nullptr);
     const int e = ::posix_spawn(&pid_, BROOK_BENCH_BROKER, &fa, nullptr, argv.data(), environ);
     ::posix_spawn_file_actions_destroy(&fa);
@@ -572,12 +580,12 @@ kafka_client make_producer(const broker_process& b, deliveries& d, const char* a
   return kafka_client(RD_KAFKA_PRODUCER, c);
 }
 
-void BM_BrokerProduce(benchmark::State& state) {
-  const auto value_bytes = static_cast<std::size_t>(state.range(0));
-  const std::string acks = std::to_string(state.range(1));
+void produce_run(benchmark::State& state, std::size_t value_bytes, std::int64_t acks_value,
+                 std::size_t read_buffer_bytes) {
+  const std::string acks = std::to_string(acks_value);
   const auto value = bench::make_value(value_bytes);
   const auto records = static_cast<std::int64_t>(kafka_run_bytes / value_bytes);
-  broker_process broker(true);
+  broker_process broker(true, read_buffer_bytes);
   deliveries d;
   kafka_client p = make_producer(broker, d, acks.c_str(), "1");
   for (int i = 0; i < 1000; ++i) p.produce(value);  // connect to the leader before timing
@@ -595,12 +603,28 @@ void BM_BrokerProduce(benchmark::State& state) {
   if (d.failed > 0) state.SkipWithError(("delivery failed: " + d.first_error).c_str());
   if (d.delivered != records + 1000) state.SkipWithError("not every record was delivered");
 }
+void BM_BrokerProduce(benchmark::State& state) {
+  produce_run(state, static_cast<std::size_t>(state.range(0)), state.range(1), 0);
+}
 BENCHMARK(BM_BrokerProduce)
     ->ArgNames({"value", "acks"})
     ->Args({100, 1})
     ->Args({100, -1})
     ->Args({1024, 1})
     ->Args({1024, -1})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same with acks=1 and a broker reading 1 MiB per recv instead of 64 KiB
+// (server_options::read_buffer_bytes): what fewer reads would save.
+void BM_BrokerProduceBigReads(benchmark::State& state) {
+  produce_run(state, static_cast<std::size_t>(state.range(0)), 1, 1 << 20);
+}
+BENCHMARK(BM_BrokerProduceBigReads)
+    ->ArgName("value")
+    ->Arg(100)
+    ->Arg(1024)
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

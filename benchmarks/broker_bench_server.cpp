@@ -1,12 +1,13 @@
 // brook_bench_broker: brook's Kafka broker alone in a process, so that broker_bench.cpp can
 // measure its CPU apart from the client's.
 //
-//   brook_bench_broker DIR [--copy]
+//   brook_bench_broker DIR [--copy] [--read-buffer-bytes N]
 //
 // Opens a node on DIR (default node_options: housekeeping every second), creates topic
 // "bench" with one partition, serves it with kafka_broker behind a tcp_server on
 // 127.0.0.1, port 0, one network thread (server_options' defaults; `--copy` turns sendfile
-// off), and prints "port P" on stdout. Then it reads commands on stdin, one a line:
+// off, `--read-buffer-bytes` sets read_buffer_bytes), and prints "port P" on stdout. Then it reads commands on stdin,
+// one a line:
 //
 //   cpu   answers "U S C": the user and the system CPU time of this process so far, in
 //         microseconds, and its context switches, voluntary and not (getrusage
@@ -18,6 +19,7 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -39,16 +41,25 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (argc == 3 && std::strcmp(argv[2], "--copy") != 0) || argc > 3)
-    return fail("usage: brook_bench_broker DIR [--copy]");
-  const bool copy = argc == 3;
+  brook::server::server_options o{.port = 0};
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--copy") == 0) {
+      o.sendfile = false;
+    } else if (std::strcmp(argv[i], "--read-buffer-bytes") == 0 && i + 1 < argc) {
+      o.read_buffer_bytes = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      argc = 0;
+    }
+  }
+  if (argc < 2 || o.read_buffer_bytes == 0)
+    return fail("usage: brook_bench_broker DIR [--copy] [--read-buffer-bytes N]");
 
   auto n = brook::node::open(std::filesystem::path(argv[1]));
   if (!n) return fail("node::open: " + n.error().to_string());
   if (auto t = (*n)->create_topic("bench", {}); !t) return fail("create_topic: " + t.error().to_string());
 
   brook::server::kafka_broker broker(**n);
-  brook::server::tcp_server tcp(broker, broker.apis(), {.port = 0, .sendfile = !copy});
+  brook::server::tcp_server tcp(broker, broker.apis(), o);
   if (auto s = tcp.start(); !s) return fail("start: " + s.error().to_string());
   broker.advertise("127.0.0.1", tcp.port());
   std::cout << "port " << tcp.port() << std::endl;
