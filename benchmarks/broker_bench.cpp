@@ -17,9 +17,10 @@
 //                                    offset 0: assignment without a group, which the broker
 //                                    does not serve yet) reading records preloaded in 16 KiB
 //                                    batches, until it has them all
-//   BM_BrokerFetch/sendfile:B        a raw client walking a 64 MiB log with Fetch v11 of at
-//                                    most 4 MiB each, one in flight, broker with sendfile on
-//                                    or off (server_options::sendfile)
+//   BM_BrokerFetch/sendfile:B/max_KiB:M  a raw client walking a 64 MiB log with Fetch v11
+//                                    of at most M KiB each (4096, and 1024 as librdkafka
+//                                    asks), one in flight, broker with sendfile on or off
+//                                    (server_options::sendfile)
 //   BM_BrokerProduceLatency          librdkafka producer, acks=-1, linger.ms 0, 100-byte
 //                                    values at 10,000 records/s for 3 s: delivery-report
 //                                    latency from each record's scheduled send time
@@ -342,14 +343,15 @@ std::int64_t next_offset(std::span<const std::byte> records, std::int64_t from) 
 
 void BM_BrokerFetch(benchmark::State& state) {
   broker_process broker(state.range(0) != 0);
+  const auto max_bytes = static_cast<std::int32_t>(state.range(1) * 1024);
   const std::int64_t end = preload(broker.port(), bench::record_value_bytes, fetch_log_bytes);
   raw_client c(broker.port());
   protocol::fetch_request q;
   q.max_wait_ms = 0;
   q.min_bytes = 1;
-  q.max_bytes = fetch_max_bytes;
+  q.max_bytes = max_bytes;
   protocol::fetch_request_partition p;
-  p.partition_max_bytes = fetch_max_bytes;
+  p.partition_max_bytes = max_bytes;
   q.topics.push_back({topic_name, {}, {p}});
   cpu_meter meter(broker);
   double bytes = 0, records = 0;
@@ -372,9 +374,11 @@ void BM_BrokerFetch(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BrokerFetch)
-    ->ArgName("sendfile")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"sendfile", "max_KiB"})
+    ->Args({1, fetch_max_bytes / 1024})
+    ->Args({0, fetch_max_bytes / 1024})
+    ->Args({1, 1024})  // librdkafka's max.partition.fetch.bytes: the cost per Fetch shows
+    ->Args({0, 1024})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
@@ -472,6 +476,7 @@ BENCHMARK(BM_LoopbackTcp)
     ->Arg(100)
     ->Arg(1024)
     ->Arg(16384)
+    ->Arg(1 << 20)
     ->Arg(fetch_max_bytes)
     ->Iterations(1)
     ->UseManualTime()
@@ -481,6 +486,7 @@ void BM_LoopbackSendfile(benchmark::State& state) { loopback(state, true); }
 BENCHMARK(BM_LoopbackSendfile)
     ->ArgName("chunk")
     ->Arg(fetch_max_bytes)
+    ->Arg(1 << 20)
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
