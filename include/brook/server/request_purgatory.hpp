@@ -63,22 +63,29 @@ class request_purgatory {
       return op->expire();
     }
     boost::asio::post(*loop_, [this, op = std::move(op), deadline, done]() mutable {
-      if (op->try_complete()) return;
+      // Counted before the first try, and the notifier's sequence read after counting: an
+      // append either lands before that read (the try sees its data) or its notify sees the
+      // count (changed() queues a re-check). Both are seq_cst, as in notifier itself.
+      count_.fetch_add(1, std::memory_order_seq_cst);
+      (void)notifier_.sequence();
+      if (op->try_complete()) {
+        count_.fetch_sub(1, std::memory_order_seq_cst);
+        return;
+      }
       const std::uint64_t id = ++next_id_;
       auto timer = std::make_unique<boost::asio::steady_timer>(*loop_, deadline);
       timer->async_wait([this, id](boost::system::error_code ec) {
         if (!ec) finish(id, true);
       });
       parked_.emplace(id, entry{std::move(op), std::move(timer)});
-      count_.store(parked_.size(), std::memory_order_release);
       // The hook may run on a network thread after stop(): it holds the loop, and what it
       // posts runs only while the loop's thread does, which stop() ends.
       done.on_abandon([this, loop = loop_, id] { boost::asio::post(*loop, [this, id] { finish(id, false); }); });
     });
   }
 
-  /// Parked requests now (on the purgatory's thread; a test's view, approximate elsewhere).
-  std::size_t parked() const noexcept { return count_.load(std::memory_order_acquire); }
+  /// Parked requests now, with one being tried for the first time (a test's view).
+  std::size_t parked() const noexcept { return count_.load(std::memory_order_seq_cst); }
 
   /// Expires every parked request (each answers with what it has) and joins the thread.
   /// Requests parked later expire at once. Idempotent.
@@ -91,7 +98,7 @@ class request_purgatory {
     }
     boost::asio::post(*loop_, [this] {
       auto all = std::exchange(parked_, {});
-      count_.store(0, std::memory_order_release);
+      count_.fetch_sub(all.size(), std::memory_order_seq_cst);
       for (auto& [id, e] : all) {
         e.timer->cancel();
         e.op->expire();
@@ -107,8 +114,10 @@ class request_purgatory {
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
 
-  // On the notifying thread, under the notifier's lock: only queue a re-check.
+  // On the notifying thread, under the notifier's lock: only queue a re-check, and only
+  // when something waits (an idle purgatory costs an append no wake-up).
   void changed() {
+    if (count_.load(std::memory_order_seq_cst) == 0) return;
     if (!recheck_queued_.exchange(true, std::memory_order_acq_rel)) boost::asio::post(*loop_, [this] { recheck(); });
   }
 
@@ -118,11 +127,11 @@ class request_purgatory {
       if (it->second.op->try_complete()) {
         it->second.timer->cancel();
         it = parked_.erase(it);
+        count_.fetch_sub(1, std::memory_order_seq_cst);
       } else {
         ++it;
       }
     }
-    count_.store(parked_.size(), std::memory_order_release);
   }
 
   // Takes parked request `id` out: expired (answers) or abandoned (drops).
@@ -131,7 +140,7 @@ class request_purgatory {
     if (it == parked_.end()) return;
     entry e = std::move(it->second);
     parked_.erase(it);
-    count_.store(parked_.size(), std::memory_order_release);
+    count_.fetch_sub(1, std::memory_order_seq_cst);
     e.timer->cancel();
     if (expire) e.op->expire();
   }
@@ -142,7 +151,7 @@ class request_purgatory {
   std::uint64_t listener_ = 0;
   std::thread thread_;
   std::atomic<bool> recheck_queued_{false};
-  std::atomic<std::size_t> count_{0};
+  std::atomic<std::size_t> count_{0};  // parked, or being tried for the first time
   std::mutex park_mu_;
   bool closed_ = false;  // under park_mu_
   // On the loop's thread only:
