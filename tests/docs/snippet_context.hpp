@@ -6,6 +6,7 @@
 
 #include <brook/brook.hpp>
 #include <brook/embedded.hpp>
+#include <brook/testing/faulty_handler.hpp>  // docs/testing-broker.md: the opt-in testing layer
 
 #include <chrono>
 #include <memory>
@@ -40,3 +41,11 @@ struct my_store {
   void apply_atomically(const Args&...);
 };
 extern my_store* store;
+
+// The host's tests (docs/testing-broker.md): its test framework's check, and the code under
+// test, a wrapper around the host's Kafka client.
+#define REQUIRE(...) use(__VA_ARGS__)
+struct order_publisher {
+  explicit order_publisher(const std::string& bootstrap_servers);
+  bool publish(const std::string& order);  // true once the broker acknowledged it
+};
