@@ -44,6 +44,7 @@
 // Thread-safety: handle() from any number of network threads, setters and counters from any.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
