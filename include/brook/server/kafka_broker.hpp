@@ -238,6 +238,10 @@ class kafka_broker final : public request_handler {
                                                     const protocol::fetch_request_partition& p, std::size_t max_bytes,
                                                     bool first_batch_whole) const;
 
+  protocol::list_offsets_response_partition list_one(const std::string& topic,
+                                                     const protocol::list_offsets_request_partition& p,
+                                                     std::int16_t version) const;
+
   // ------------------------------------------------------------------ metadata and admin
 
   protocol::metadata_response_topic describe_for_metadata(const std::string& name, bool may_create);
@@ -415,42 +419,47 @@ inline void kafka_broker::answer(const incoming_request& req, const protocol::li
   for (const auto& t : body.topics) {
     auto& rt = out.topics.emplace_back();
     rt.name = t.name;
-    for (const auto& p : t.partitions) {
-      auto& rp = rt.partitions.emplace_back();
-      rp.partition_index = p.partition_index;
-      auto part = node_.dir().get_partition(t.name, p.partition_index);
-      if (!part) {
-        rp.error_code = wire_error_code(part.error());
-        continue;
-      }
-      const offset hw = (*part)->high_watermark();
-      if (req.header.api_version >= 4) rp.leader_epoch_value = leader_epoch(0);  // not ignorable before v4
-      if (p.timestamp == -1) {  // latest: what a consumer can read up to
-        rp.offset_value = hw;
-      } else if (p.timestamp == -2) {  // earliest
-        rp.offset_value = (*part)->log_start_offset();
-      } else {
-        // -3 (max timestamp, v7+): the first record carrying the log's largest timestamp.
-        timestamp_ms ts = p.timestamp;
-        if (ts == -3) {
-          ts = -1;
-          for (const auto& s : (*part)->log().segments()) ts = std::max(ts, s.max_timestamp);
-          if (ts < 0) continue;  // no record has a timestamp: offset -1, timestamp -1
-        } else if (ts < 0) {
-          rp.error_code = static_cast<std::int16_t>(errc::invalid_request);
-          continue;
-        }
-        auto found = (*part)->log().offset_for_timestamp(ts, hw);
-        if (!found) {
-          rp.error_code = wire_error_code(found.error());
-        } else if (*found) {
-          rp.offset_value = (*found)->off;
-          rp.timestamp = (*found)->timestamp;
-        }
-      }
-    }
+    for (const auto& p : t.partitions) rt.partitions.push_back(list_one(t.name, p, req.header.api_version));
   }
   send(req.header, out, done);
+}
+
+inline protocol::list_offsets_response_partition kafka_broker::list_one(
+    const std::string& topic, const protocol::list_offsets_request_partition& p, std::int16_t version) const {
+  protocol::list_offsets_response_partition out;
+  out.partition_index = p.partition_index;
+  auto part = node_.dir().get_partition(topic, p.partition_index);
+  if (!part) {
+    out.error_code = wire_error_code(part.error());
+    return out;
+  }
+  const offset hw = (*part)->high_watermark();
+  if (version >= 4) out.leader_epoch_value = leader_epoch(0);  // not ignorable before v4
+  if (p.timestamp == -1) {                                     // latest: what a consumer can read up to
+    out.offset_value = hw;
+    return out;
+  }
+  if (p.timestamp == -2) {  // earliest
+    out.offset_value = (*part)->log_start_offset();
+    return out;
+  }
+  timestamp_ms ts = p.timestamp;
+  if (ts == -3) {  // max timestamp (v7+): the first record carrying the log's largest timestamp
+    ts = -1;
+    for (const auto& s : (*part)->log().segments()) ts = std::max(ts, s.max_timestamp);
+    if (ts < 0) return out;  // no record has a timestamp: offset -1, timestamp -1
+  } else if (ts < 0) {
+    out.error_code = static_cast<std::int16_t>(errc::invalid_request);
+    return out;
+  }
+  auto found = (*part)->log().offset_for_timestamp(ts, hw);
+  if (!found) {
+    out.error_code = wire_error_code(found.error());
+  } else if (*found) {
+    out.offset_value = (*found)->off;
+    out.timestamp = (*found)->timestamp;
+  }
+  return out;
 }
 
 // ==================================================================== metadata

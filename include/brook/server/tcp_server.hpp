@@ -38,6 +38,9 @@
 #include <utility>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <boost/asio.hpp>
 
 #include <brook/core/assert.hpp>
@@ -119,8 +122,8 @@ class tcp_connection : public std::enable_shared_from_this<tcp_connection> {
   void dispatch() {
     while (!closed_) {
       auto q = state_.next_request();
-      if (!q) return close();  // what Kafka closes on
-      if (!*q) return;
+      if (!q) return close();   // what Kafka closes on
+      if (!*q) return write();  // connection_state may have answered one itself (ApiVersions)
       const std::uint64_t seq = (*q)->seq;
       std::weak_ptr<tcp_connection> weak = weak_from_this();
       auto watch = std::make_shared<answer_watch>();
@@ -285,7 +288,17 @@ class tcp_server {
     port_ = acceptor_->local_endpoint().port();
     for (auto& c : contexts_) guards_.emplace_back(asio::make_work_guard(*c));
     accept();
-    for (auto& c : contexts_) threads_.emplace_back([ctx = c] { ctx->run(); });
+    for (auto& c : contexts_)
+      threads_.emplace_back([ctx = c] {
+        // sendfile(2) has no MSG_NOSIGNAL: a peer that resets mid-answer would raise SIGPIPE,
+        // whose default kills the host. Blocked here, it stays pending on this thread alone
+        // and the call fails with EPIPE, which closes the connection.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        ctx->run();
+      });
     return ok();
   }
 
