@@ -334,8 +334,8 @@ class tcp_server {
   }
 
  private:
-  brook::error os_error(const char* what, const boost::system::error_code& ec) const {
-    return make_system_error(ec.value(), "{} {}:{}", what, options_.host, options_.port);
+  static brook::error os_error(const char* what, const boost::system::error_code& ec) {
+    return make_system_error(ec.value(), "{}", what);  // "bind: Address already in use"
   }
 
   void accept() {
