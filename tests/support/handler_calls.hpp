@@ -14,8 +14,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,8 +53,10 @@ class pending_call {
   /// it does not decode.
   result<Resp> get(std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     if (!ready_within(limit)) return make_error(errc::request_timed_out, "no answer within {} ms", limit.count());
-    auto bytes = future_.get();
-    if (!bytes) return make_error(errc::invalid_request, "the handler answered with nothing");
+    auto answer = future_.get();
+    if (!answer) return make_error(errc::invalid_request, "the handler answered with nothing");
+    // A decoded Fetch answer's records view these bytes: they live as long as the test.
+    const std::vector<std::byte>* bytes = &keep(std::move(*answer));
     if (bytes->empty()) return make_error(errc::invalid_request, "the handler closed the connection");
     codec::message_reader r(std::span<const std::byte>(*bytes).subspan(protocol::frame_prefix_size), "response");
     BROOK_TRY_ASSIGN(auto h, protocol::read_response_header(r, key_, version_));
@@ -63,6 +67,14 @@ class pending_call {
     BROOK_TRY(r.expect_end());
     return out;
   }
+  /// Keeps `b` until the process ends and returns it (a test's answers are few and small).
+  static const std::vector<std::byte>& keep(std::vector<std::byte> b) {
+    static std::mutex mu;
+    static std::deque<std::vector<std::byte>> kept;
+    std::lock_guard l(mu);
+    return kept.emplace_back(std::move(b));
+  }
+
   /// Whether the handler answered with nothing (waits at most `limit`).
   bool silent(std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     return ready_within(limit) && !future_.get().has_value();
