@@ -652,7 +652,7 @@ void on_message(rd_kafka_message_t* m, void* opaque) {
 
 void BM_BrokerConsume(benchmark::State& state) {
   const auto value_bytes = static_cast<std::size_t>(state.range(0));
-  broker_process broker(true);
+  broker_process broker(state.range(1) != 0);
   const std::int64_t records = preload(broker.port(), value_bytes, kafka_run_bytes);
   kafka_client k(RD_KAFKA_CONSUMER, kafka_conf(broker, {{"enable.auto.commit", "false"},
                                                         {"enable.auto.offset.store", "false"},
@@ -673,9 +673,10 @@ void BM_BrokerConsume(benchmark::State& state) {
   if (c.records != records) state.SkipWithError("not every record was consumed");
 }
 BENCHMARK(BM_BrokerConsume)
-    ->ArgName("value")
-    ->Arg(100)
-    ->Arg(1024)
+    ->ArgNames({"value", "sendfile"})
+    ->Args({100, 1})
+    ->Args({1024, 1})
+    ->Args({1024, 0})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
