@@ -127,6 +127,7 @@
 #include <brook/server/request_handler.hpp>
 #include <brook/server/tcp_server.hpp>
 #include <brook/server/request_purgatory.hpp>
+#include <brook/server/wire_error.hpp>
 #include <brook/server/group_apis.hpp>
 #include <brook/server/kafka_broker.hpp>
 // clang-format on

@@ -683,15 +683,6 @@ TEST_CASE("DeleteGroups answers per group", "[server][group_apis][delete]") {
   CHECK(f.apis.delete_groups(r, 2).results[0].error_code == code(errc::group_id_not_found));
 }
 
-TEST_CASE("wire_code: Kafka codes pass and brook's own become Kafka's nearest", "[server][group_apis]") {
-  CHECK(group_apis::wire_code(make_error(errc::illegal_generation, "x")) == code(errc::illegal_generation));
-  CHECK(group_apis::wire_code(make_error(errc::request_timed_out, "x")) == code(errc::coordinator_not_available));
-  CHECK(group_apis::wire_code(make_error(errc::kafka_storage_error, "x")) == code(errc::not_coordinator));
-  CHECK(group_apis::wire_code(make_system_error(EIO, "append")) == code(errc::not_coordinator));
-  CHECK(group_apis::wire_code(make_error(errc::invalid_argument, "x")) == code(errc::invalid_request));
-  CHECK(group_apis::wire_code(make_error(errc::wakeup, "x")) == code(errc::unknown_server_error));
-}
-
 TEST_CASE("every answer encodes at every version of its API", "[server][group_apis][encode]") {
   fixture f;
   auto encodes = [](const auto& body, std::int16_t version) {

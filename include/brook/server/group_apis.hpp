@@ -10,7 +10,7 @@
 //
 // Error codes go where the version has room for them: a top-level ErrorCode, or the code of
 // each partition, group or member (brook's errc values are Kafka's codes; brook's own codes
-// and storage errors become the code Kafka's coordinator would answer, see wire_code()).
+// and storage errors become the code Kafka's coordinator would answer, see server/wire_error.hpp).
 //
 // What each API does, as Kafka's coordinator (apache/kafka 1eb7644, GroupCoordinatorService,
 // GroupMetadataManager, OffsetMetadataManager, KafkaApis):
@@ -91,6 +91,7 @@
 #include <brook/protocol/offset_commit.hpp>
 #include <brook/protocol/offset_fetch.hpp>
 #include <brook/protocol/sync_group.hpp>
+#include <brook/server/wire_error.hpp>
 
 namespace brook::server {
 
@@ -113,28 +114,6 @@ class group_apis {
   /// Every group operation Kafka's ACLs know, as DescribeGroups' AuthorizedOperations bit
   /// field (READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11).
   static constexpr std::int32_t all_group_operations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-
-  /// The code an error of the coordinator goes on the wire as: Kafka's own codes as they
-  /// are, except those Kafka's coordinator remaps when its log append fails (a timeout or too
-  /// few replicas: COORDINATOR_NOT_AVAILABLE; a storage error or a lost leadership:
-  /// NOT_COORDINATOR); brook's codes above 1000 as their nearest Kafka code.
-  static std::int16_t wire_code(const error& e) {
-    if (e.code().category() != error_category()) return static_cast<std::int16_t>(errc::not_coordinator);
-    switch (static_cast<errc>(e.code().value())) {
-      case errc::request_timed_out:
-      case errc::not_enough_replicas:
-      case errc::timeout:
-      case errc::closed: return static_cast<std::int16_t>(errc::coordinator_not_available);
-      case errc::not_leader_or_follower:
-      case errc::kafka_storage_error: return static_cast<std::int16_t>(errc::not_coordinator);
-      case errc::invalid_argument: return static_cast<std::int16_t>(errc::invalid_request);
-      case errc::log_dir_locked:
-      case errc::wakeup: return static_cast<std::int16_t>(errc::unknown_server_error);
-      default: break;
-    }
-    const int v = e.code().value();
-    return v >= 1000 ? static_cast<std::int16_t>(errc::unknown_server_error) : static_cast<std::int16_t>(v);
-  }
 
   // ------------------------------------------------------------------ membership
 
@@ -162,7 +141,7 @@ class group_apis {
         lk.unlock();
         return done(join_error(version, errc::member_id_required, id));
       }
-      done(join_error(version, static_cast<errc>(wire_code(r.error())), member));
+      done(join_error(version, static_cast<errc>(coordinator_wire_error_code(r.error())), member));
     };
     std::string id = coordinator_.join_group(to_join(req, version, std::move(client_id)), on_join);
     std::unique_lock lk(state->mu);
@@ -198,7 +177,7 @@ class group_apis {
                                            name = req.protocol_name](result<std::vector<std::byte>> r) {
       protocol::sync_group_response out;
       if (!r) {
-        out.error_code = wire_code(r.error());
+        out.error_code = coordinator_wire_error_code(r.error());
       } else {
         out.assignment = std::move(*r);
         if (version >= 5) {  // checked against the group's: they are the group's
@@ -217,7 +196,7 @@ class group_apis {
       return out;
     }
     auto r = coordinator_.heartbeat(req.group_id, req.generation, req.member_id, req.group_instance_id);
-    if (!r) out.error_code = wire_code(r.error());
+    if (!r) out.error_code = coordinator_wire_error_code(r.error());
     return out;
   }
 
@@ -229,7 +208,7 @@ class group_apis {
     }
     if (version <= 2) {  // one member, by member id; its code is the answer's
       auto r = coordinator_.leave_group(req.group_id, req.member_id);
-      if (!r) out.error_code = wire_code(r.error());
+      if (!r) out.error_code = coordinator_wire_error_code(r.error());
       return out;
     }
     for (const auto& m : req.members) {
@@ -237,7 +216,7 @@ class group_apis {
       mr.member_id = m.member_id;
       mr.group_instance_id = m.group_instance_id;
       auto r = coordinator_.leave_group(req.group_id, m.member_id, m.group_instance_id);
-      if (!r) mr.error_code = wire_code(r.error());
+      if (!r) mr.error_code = coordinator_wire_error_code(r.error());
       out.members.push_back(std::move(mr));
     }
     return out;
@@ -370,7 +349,7 @@ class group_apis {
     for (const auto& id : req.groups_names) {
       if (!seen.insert(id).second) continue;  // Kafka answers each name once
       auto r = coordinator_.delete_group(id);
-      out.results.push_back({id, r ? std::int16_t{0} : wire_code(r.error())});
+      out.results.push_back({id, r ? std::int16_t{0} : coordinator_wire_error_code(r.error())});
     }
     return out;
   }
@@ -444,7 +423,7 @@ class group_apis {
   std::int16_t commit_refusal(const error& e, const std::string& group_id, std::int16_t version) const {
     if (version >= 9 && e == errc::illegal_generation && !coordinator_.describe_group(group_id))
       return static_cast<std::int16_t>(errc::group_id_not_found);
-    return wire_code(e);
+    return coordinator_wire_error_code(e);
   }
 
   // ------------------------------------------------------------------ OffsetFetch
@@ -515,7 +494,7 @@ class group_apis {
       if (d.error() == errc::group_id_not_found) {
         g.group_state = std::string(group_state_name(group_state::dead));
       } else {
-        g.error_code = wire_code(d.error());
+        g.error_code = coordinator_wire_error_code(d.error());
       }
       return g;
     }

@@ -64,6 +64,7 @@
 #include <brook/server/request_handler.hpp>
 #include <brook/server/request_purgatory.hpp>
 #include <brook/server/served_apis.hpp>
+#include <brook/server/wire_error.hpp>
 #include <brook/storage/topic_config.hpp>
 
 namespace brook::server {
@@ -79,20 +80,6 @@ struct broker_config {
   /// topics): a CreateTopics or an auto-creation past it is POLICY_VIOLATION.
   std::int32_t max_partitions = 10'000;
 };
-
-/// The Kafka error code an error travels as: brook's codes are Kafka's, brook's own codes
-/// (>= 1000) become the nearest Kafka code, an OS error is KAFKA_STORAGE_ERROR.
-inline std::int16_t wire_error_code(const error& e) {
-  if (e.code().category() != error_category()) return static_cast<std::int16_t>(errc::kafka_storage_error);
-  switch (static_cast<errc>(e.code().value())) {
-    case errc::log_dir_locked: return static_cast<std::int16_t>(errc::kafka_storage_error);
-    case errc::timeout: return static_cast<std::int16_t>(errc::request_timed_out);
-    case errc::invalid_argument: return static_cast<std::int16_t>(errc::invalid_request);
-    case errc::closed:
-    case errc::wakeup: return static_cast<std::int16_t>(errc::unknown_server_error);
-    default: return static_cast<std::int16_t>(e.code().value());
-  }
-}
 
 class kafka_broker final : public request_handler {
  public:
