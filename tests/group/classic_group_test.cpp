@@ -141,6 +141,31 @@ TEST_CASE("classic_group: a member that misses its session is removed, the group
   CHECK(ja.get()->generation == generation_id(3));
 }
 
+TEST_CASE("classic_group: a stale generation is ILLEGAL_GENERATION even while rebalancing and keeps no session",
+          "[group][classic_group]") {
+  fixture f;  // Kafka's classicGroupHeartbeat checks the generation before the group's state
+  std::string a, b;
+  f.join(f.req(), &a);
+  f.sync(a, generation_id(1));
+  f.join(f.req(), &b);
+  f.join(f.req(a));
+  f.sync(a, generation_id(2));
+  f.sync(b, generation_id(2));
+  REQUIRE(f.g.state() == group_state::stable);
+  std::string c;
+  f.join(f.req(), &c);  // a third member: the group prepares generation 3, a and b must rejoin
+  REQUIRE(f.g.state() == group_state::preparing_rebalance);
+  CHECK(f.g.heartbeat(generation_id(2), a, std::nullopt).error() == errc::rebalance_in_progress);
+  for (int i = 0; i < 3; ++i) {  // b heartbeats with generation 1 only: that keeps it alive no longer
+    f.env.clk->advance(4000);
+    CHECK(f.g.heartbeat(generation_id(1), b, std::nullopt).error() == errc::illegal_generation);
+    REQUIRE(f.g.heartbeat(generation_id(2), a, std::nullopt).error() == errc::rebalance_in_progress);
+  }
+  f.tick();  // 12 s since b's last valid heartbeat: its 10 s session is over
+  CHECK(f.g.heartbeat(generation_id(2), b, std::nullopt).error() == errc::unknown_member_id);
+  CHECK(f.g.heartbeat(generation_id(2), a, std::nullopt).error() == errc::rebalance_in_progress);
+}
+
 TEST_CASE("classic_group: the last member leaving empties the group, the generation still grows",
           "[group][classic_group]") {
   fixture f;

@@ -129,19 +129,18 @@ class classic_group {
     assert_invariants();
   }
 
-  /// Heartbeat. rebalance_in_progress tells the member to rejoin.
+  /// Heartbeat. rebalance_in_progress tells the member to rejoin. As Kafka's
+  /// classicGroupHeartbeat: the generation is checked before the state (a member of an older
+  /// generation is told ILLEGAL_GENERATION even while the group rebalances), and only a
+  /// heartbeat that passes both checks keeps the member's session alive.
   result<void> heartbeat(generation_id generation, const std::string& member_id,
                          const std::optional<std::string>& instance_id) {
     BROOK_TRY(check_member(member_id, instance_id));
+    if (state_ == group_state::empty || state_ == group_state::dead) return unknown_member(member_id);
+    BROOK_TRY(check_generation(generation));
     members_.at(member_id).last_heartbeat = now();
-    switch (state_) {
-      case group_state::empty:
-      case group_state::dead: return unknown_member(member_id);
-      case group_state::preparing_rebalance:
-        return make_error(errc::rebalance_in_progress, "group '{}' is rebalancing; rejoin", id_);
-      case group_state::completing_rebalance:
-      case group_state::stable: return check_generation(generation);
-    }
+    if (state_ == group_state::preparing_rebalance)
+      return make_error(errc::rebalance_in_progress, "group '{}' is rebalancing; rejoin", id_);
     return ok();
   }
 
