@@ -409,9 +409,16 @@ TEST_CASE("offset commit validation: nothing is written unless all of it is vali
   CHECK(env.coord->commit_offsets(commit_req("", -1, "", {{tp("t", 0), om(3)}})).error() == errc::invalid_group_id);
   CHECK(env.coord->commit_offsets(commit_req("nogroup", 4, "m", {{tp("t", 0), om(3)}})).error() ==
         errc::illegal_generation);
+  // Generation -1 with a member id is a simple commit too (Kafka's rule): a missing group is created.
+  CHECK(env.coord->commit_offsets(commit_req("with-member", -1, "m", {{tp("t", 0), om(5)}})));
+  CHECK(env.coord->fetch_offsets("with-member").at(tp("t", 0)).off == offset(5));
+  CHECK(env.coord->commit_offsets(commit_req("with-member", -1, "other", {{tp("t", 0), om(6)}})));  // still Empty
+  CHECK(env.coord->fetch_offsets("with-member").at(tp("t", 0)).off == offset(6));
   // A simple commit is refused once the group has members.
   (void)stable_single(env, "g");
   CHECK(env.coord->commit_offsets(commit_req("g", -1, "", {{tp("t", 0), om(8)}})).error() == errc::unknown_member_id);
+  CHECK(env.coord->commit_offsets(commit_req("g", -1, "stranger", {{tp("t", 0), om(8)}})).error() ==
+        errc::unknown_member_id);
   CHECK(env.coord->fetch_offsets("g").at(tp("t", 0)).off == offset(3));
 }
 

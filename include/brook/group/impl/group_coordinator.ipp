@@ -316,7 +316,10 @@ BROOK_DECL result<void> group_coordinator::check_offsets(
 }
 
 BROOK_DECL result<classic_group*> group_coordinator::group_for_commit(const offset_commit_request& req) {
-  const bool simple = req.generation.value() < 0 && req.member_id.empty();
+  // Kafka's OffsetMetadataManager and ClassicGroup.validateOffsetCommit: a negative generation
+  // is a commit outside group management (an admin client, an assign() consumer), accepted on
+  // a group that is missing (created) or Empty whatever member id it carries.
+  const bool simple = req.generation.value() < 0;
   classic_group* g = find_group(req.group_id);
   if (!g) {
     if (!simple)
