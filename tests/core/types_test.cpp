@@ -60,3 +60,26 @@ TEST_CASE("the text form of a uuid is Kafka's base64", "[core][types][uuid]") {
   std::mt19937_64 a(42), b(42);
   CHECK(uuid::random(a) == uuid::random(b));  // deterministic for a seeded engine
 }
+
+TEST_CASE("a uuid is read back from Kafka's text form", "[core][types][uuid]") {
+  // UuidTest's "UXyU9i5ARn6W00ON2taeWA"; the parts are what Python's base64 module decodes.
+  const uuid kafka = uuid::from_parts(0x517c94f62e40467eULL, 0x96d3438ddad69e58ULL);
+  CHECK(kafka.to_string() == "UXyU9i5ARn6W00ON2taeWA");
+  CHECK(uuid::from_string("UXyU9i5ARn6W00ON2taeWA") == kafka);
+  CHECK(uuid::from_string("UXyU9i5ARn6W00ON2taeWA==") == kafka);  // Kafka's decoder takes the padding
+  CHECK(uuid::from_string("AAAAAAAAAAAAAAAAAAAAAA") == uuid{});
+  CHECK(uuid::from_string("AAAAAAAAAAAAAAAAAAAAAQ") == uuid::from_parts(0, 1));
+  CHECK(uuid::from_string("_____________________w") == uuid::from_parts(~0ULL, ~0ULL));
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 1000; ++i) {
+    const uuid u = uuid::from_parts(rng(), rng());
+    CHECK(uuid::from_string(u.to_string()) == u);
+  }
+  for (const char* bad :
+       {"", "AAAA", "UXyU9i5ARn6W00ON2taeW", "UXyU9i5ARn6W00ON2taeWAA",
+        "UXyU9i5ARn6W00ON2taeWA=", "UXyU9i5ARn6W00ON2tae+A", "UXyU9i5ARn6W00ON2tae/A", "UXyU9i5ARn6W00ON2tae A",
+        "UXyU9i5ARn6W00ON2taeWB", "_____________________x", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}) {
+    INFO(bad);
+    CHECK_FALSE(uuid::from_string(bad).has_value());  // wrong length, alphabet, padding, or spare bits set
+  }
+}

@@ -78,6 +78,8 @@ enum class errc : int {
   election_not_needed = 84,
   invalid_record = 87,
   invalid_update_version = 99,
+  unknown_topic_id = 100,
+  inconsistent_topic_id = 103,
   ineligible_replica = 107,
   // brook-specific (no Kafka number).
   log_dir_locked = 1000,    // another process owns the data directory
@@ -142,6 +144,8 @@ constexpr std::string_view errc_name(errc e) noexcept {
     case errc::election_not_needed: return "ELECTION_NOT_NEEDED";
     case errc::invalid_record: return "INVALID_RECORD";
     case errc::invalid_update_version: return "INVALID_UPDATE_VERSION";
+    case errc::unknown_topic_id: return "UNKNOWN_TOPIC_ID";
+    case errc::inconsistent_topic_id: return "INCONSISTENT_TOPIC_ID";
     case errc::ineligible_replica: return "INELIGIBLE_REPLICA";
     case errc::log_dir_locked: return "LOG_DIR_LOCKED";
     case errc::timeout: return "TIMEOUT";

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -127,7 +128,6 @@ struct uuid {
 
   /// Kafka's text form (Uuid.toString): URL-safe base64 without padding, 22 characters.
   std::string to_string() const {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     std::string out;
     std::uint32_t acc = 0;
     int bits = 0;
@@ -143,9 +143,45 @@ struct uuid {
     return out;
   }
 
+  /// The uuid whose text form is `text` (Uuid.fromString): 22 characters of URL-safe
+  /// base64, optionally followed by the padding "==" Kafka also accepts. Nothing else: no
+  /// other length, no character outside the alphabet, and no set bits in the 4 bits the
+  /// last character carries past the 128 (to_string never writes them), so that
+  /// from_string(t)->to_string() == t for every t it accepts without padding.
+  static std::optional<uuid> from_string(std::string_view text) noexcept {
+    if (text.size() == 24 && text.ends_with("==")) text.remove_suffix(2);
+    if (text.size() != 22) return std::nullopt;
+    uuid u;
+    std::uint32_t acc = 0;
+    int bits = 0;
+    std::size_t at = 0;
+    for (char c : text) {
+      const int v = alphabet_index(c);
+      if (v < 0) return std::nullopt;
+      acc = (acc << 6) | static_cast<std::uint32_t>(v);
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        u.bytes[at++] = static_cast<std::uint8_t>(acc >> bits);
+      }
+    }
+    // 22 characters are 132 bits: 16 bytes and 4 bits that must be zero.
+    if (at != u.bytes.size() || bits != 4 || (acc & 0xf) != 0) return std::nullopt;
+    return u;
+  }
+
   friend constexpr auto operator<=>(const uuid&, const uuid&) = default;
 
  private:
+  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr int alphabet_index(char c) noexcept {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+    if (c >= '0' && c <= '9') return 52 + (c - '0');
+    if (c == '-') return 62;
+    if (c == '_') return 63;
+    return -1;
+  }
   constexpr std::uint64_t part(std::size_t at) const noexcept {
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | bytes[at + i];
