@@ -31,6 +31,7 @@
 #include <brook/storage/file.hpp>
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/checkpoint_file.hpp>
+#include <brook/storage/partition_metadata.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/time_index.hpp>

@@ -45,7 +45,8 @@ TEST_CASE("every name a partition directory holds is classified", "[storage][par
   is(b + ".timeindex", kind::segment_time_index);
   is(b + ".txnindex", kind::kafka_only);
   is(b + ".snapshot", kind::kafka_only);
-  is("partition.metadata", kind::kafka_only);
+  is("partition.metadata", kind::checkpoint);
+  is("partition.metadata.tmp", kind::checkpoint_tmp);
   CHECK(partition_files::classify(b + ".log.swap").base == offset(100));
   is(b + ".log.swap", kind::log_swap);
   is(b + ".index.swap", kind::leftover);

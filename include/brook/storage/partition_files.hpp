@@ -15,7 +15,8 @@
 //     cleaner-offset-checkpoint         log_cleaner: how far compaction got
 //     leader-epoch-checkpoint           replication/leader_epoch_cache.hpp
 //     replication-offset-checkpoint     replication/broker.hpp: the high watermark
-//     partition.metadata                Kafka's topic id file: left alone
+//     partition.metadata                the topic id, Kafka's file (partition_metadata.hpp),
+//                                       written and read by data_dir
 //     <checkpoint>.tmp                  a checkpoint write cut short (checkpoint_file.hpp);
 //                                       the checkpoint itself is intact: removed on open
 //     <segment file>.cleaned            the cleaner's rewrite in progress: removed on open
@@ -45,8 +46,8 @@ enum class partition_file_kind {
   segment_log,         ///< <base>.log
   segment_index,       ///< <base>.index
   segment_time_index,  ///< <base>.timeindex
-  kafka_only,          ///< <base>.txnindex, <base>.snapshot, partition.metadata: left alone
-  checkpoint,          ///< one of partition_files::checkpoints
+  kafka_only,          ///< <base>.txnindex, <base>.snapshot: left alone
+  checkpoint,          ///< one of partition_files::checkpoints (partition.metadata included)
   checkpoint_tmp,      ///< <checkpoint>.tmp
   log_swap,            ///< <base>.log.swap: the cleaner's commit point
   leftover,            ///< any other .swap, .cleaned or .deleted file
@@ -74,9 +75,12 @@ struct partition_files {
   static constexpr std::string_view cleaner_offset_checkpoint = "cleaner-offset-checkpoint";
   static constexpr std::string_view leader_epoch_checkpoint = "leader-epoch-checkpoint";
   static constexpr std::string_view replication_offset_checkpoint = "replication-offset-checkpoint";
-  static constexpr std::array<std::string_view, 5> checkpoints{recovery_point_checkpoint, log_start_checkpoint,
-                                                               cleaner_offset_checkpoint, leader_epoch_checkpoint,
-                                                               replication_offset_checkpoint};
+  /// Kafka keeps it with its checkpoint classes, and it is written as they are (temp file,
+  /// fsync, rename), so a cut-short write leaves the same `.tmp`.
+  static constexpr std::string_view partition_metadata = "partition.metadata";
+  static constexpr std::array<std::string_view, 6> checkpoints{recovery_point_checkpoint,     log_start_checkpoint,
+                                                               cleaner_offset_checkpoint,     leader_epoch_checkpoint,
+                                                               replication_offset_checkpoint, partition_metadata};
 
   /// The 20-digit stem of a segment's files ("00000000000000000042").
   static std::string base_name(offset base) { return fmt::format("{:020d}", base.value()); }
@@ -116,7 +120,6 @@ struct partition_files {
       if (name.size() == c.size() + tmp_suffix.size() && name.starts_with(c) && name.ends_with(tmp_suffix))
         return {k::checkpoint_tmp, std::nullopt};
     }
-    if (name == "partition.metadata") return {k::kafka_only, std::nullopt};
     const std::size_t dot = name.find('.');
     if (dot == std::string_view::npos) return {};
     const auto base = parse_base(name.substr(0, dot));
