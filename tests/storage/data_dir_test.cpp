@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -177,6 +178,124 @@ TEST_CASE("a copied Kafka log dir is adopted, stray directories are refused", "[
   REQUIRE_FALSE(r);
   CHECK(r.error() == errc::kafka_storage_error);
   CHECK_THAT(r.error().message(), Catch::Contains("not_a_partition"));
+}
+
+TEST_CASE("a topic has one id in every partition directory and keeps it across reopens",
+          "[storage][data_dir][topic_id]") {
+  temp_dir t;
+  uuid id;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("orders", parts(3)));
+    REQUIRE(dd->create_topic("audit"));
+    id = dd->topic_id("orders").value();
+    CHECK_FALSE(id.is_reserved());
+    CHECK(id.to_string()[0] != '-');
+    CHECK(dd->topic_id("audit").value() != id);
+    CHECK(dd->describe_topic("orders")->topic_id == id);
+    CHECK(dd->topic_name(id).value() == "orders");
+    auto none = dd->topic_name(uuid::from_parts(7, 7));
+    REQUIRE_FALSE(none);
+    CHECK(none.error() == errc::unknown_topic_id);
+    CHECK(dd->topic_name(uuid{}).error() == errc::unknown_topic_id);
+    CHECK(dd->topic_id("nope").error() == errc::unknown_topic_or_partition);
+    for (int p = 0; p < 3; ++p) {
+      auto held = read_partition_metadata(dd->files(), t.path() / ("orders-" + std::to_string(p)));
+      REQUIRE(held);
+      CHECK(*held == id);
+    }
+    REQUIRE(dd->create_partitions("orders", 5));  // new partitions get the topic's id
+    CHECK(*read_partition_metadata(dd->files(), t.path() / "orders-4") == id);
+  }
+  auto dd = open_dd(t.path());
+  CHECK(dd->topic_id("orders").value() == id);
+  data_dir_options ro;
+  ro.read_only = true;
+  REQUIRE(dd->close());
+  CHECK(open_dd(t.path(), ro)->topic_id("orders").value() == id);
+}
+
+TEST_CASE("a topic deleted and created again has a new id", "[storage][data_dir][topic_id]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  REQUIRE(dd->create_topic("t", parts(2)));
+  const uuid first = dd->topic_id("t").value();
+  REQUIRE(dd->delete_topic("t"));
+  CHECK(dd->topic_name(first).error() == errc::unknown_topic_id);
+  REQUIRE(dd->create_topic("t", parts(2)));
+  const uuid second = dd->topic_id("t").value();
+  CHECK(second != first);
+  CHECK(*read_partition_metadata(dd->files(), t.path() / "t-1") == second);
+}
+
+TEST_CASE("partition directories without partition.metadata get their topic's id on open",
+          "[storage][data_dir][topic_id]") {
+  temp_dir t;
+  uuid id;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(3)));
+    id = dd->topic_id("t").value();
+  }
+  data_dir_options ro;
+  ro.read_only = true;
+  SECTION("some partitions lack it: they get the id the others hold") {
+    fs::remove(t.path() / "t-0" / "partition.metadata");
+    fs::remove(t.path() / "t-2" / "partition.metadata");
+    CHECK(open_dd(t.path(), ro)->topic_id("t").value() == id);
+    CHECK_FALSE(fs::exists(t.path() / "t-0" / "partition.metadata"));  // a read-only open writes nothing
+    CHECK(open_dd(t.path())->topic_id("t").value() == id);
+    for (const char* p : {"t-0", "t-1", "t-2"})
+      CHECK(*read_partition_metadata(*posix_file_system::shared(), t.path() / p) == id);
+  }
+  SECTION("none has it (older brook, Kafka before 2.8): one new id for all") {
+    for (const char* p : {"t-0", "t-1", "t-2"}) fs::remove(t.path() / p / "partition.metadata");
+    CHECK(open_dd(t.path(), ro)->topic_id("t").value() == uuid{});  // invents none
+    uuid fresh;
+    {
+      auto dd = open_dd(t.path());
+      fresh = dd->topic_id("t").value();
+      CHECK_FALSE(fresh.is_reserved());
+    }
+    for (const char* p : {"t-0", "t-1", "t-2"})
+      CHECK(*read_partition_metadata(*posix_file_system::shared(), t.path() / p) == fresh);
+    CHECK(open_dd(t.path())->topic_id("t").value() == fresh);
+  }
+  SECTION("a write cut short leaves partition.metadata.tmp: removed, the file kept") {
+    std::ofstream(t.path() / "t-1" / "partition.metadata.tmp") << "version: 0\ntopic_";
+    CHECK(open_dd(t.path())->topic_id("t").value() == id);
+    CHECK_FALSE(fs::exists(t.path() / "t-1" / "partition.metadata.tmp"));
+  }
+}
+
+TEST_CASE("disagreeing or malformed partition.metadata files fail the open and stay", "[storage][data_dir][topic_id]") {
+  temp_dir t;
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(2)));
+  }
+  const fs::path file = t.path() / "t-1" / "partition.metadata";
+  SECTION("two partitions of one topic with different ids: INCONSISTENT_TOPIC_ID") {
+    REQUIRE(write_partition_metadata(*posix_file_system::shared(), t.path() / "t-1", uuid::from_parts(1, 2)));
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::inconsistent_topic_id);
+    CHECK_THAT(r.error().message(), Catch::Contains("'t'") && Catch::Contains("AAAAAAAAAAEAAAAAAAAAAg"));
+    CHECK(*read_partition_metadata(*posix_file_system::shared(), t.path() / "t-1") == uuid::from_parts(1, 2));
+  }
+  SECTION("a malformed file: KAFKA_STORAGE_ERROR naming it") {
+    std::ofstream(file, std::ios::trunc) << "version: 0\ntopic_id: not-an-id";
+    auto r = data_dir::open(t.path());
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::kafka_storage_error);
+    CHECK_THAT(r.error().message(), Catch::Contains("t-1/partition.metadata"));
+    data_dir_options ro;
+    ro.read_only = true;
+    CHECK(data_dir::open(t.path(), ro).error() == errc::kafka_storage_error);
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == "version: 0\ntopic_id: not-an-id");
+  }
 }
 
 TEST_CASE("open never creates partitions: strays and lying counts are refused", "[storage][data_dir]") {

@@ -1,5 +1,6 @@
 // A data directory: Kafka's log dir, holding one `<topic>-<partition>` directory per
-// partition (storage/partition_log.hpp), plus:
+// partition (storage/partition_log.hpp, with the topic's id in its partition.metadata:
+// storage/partition_metadata.hpp), plus:
 //
 //   .lock           flock(2)ed while a process has the directory open for writing
 //   topic-configs   partition counts and per-topic overrides (storage/topic_config.hpp)
@@ -9,6 +10,14 @@
 // cleaner for cleanup.policy=compact) from tick(): call it yourself (deterministic tests
 // drive it with a testing::manual_clock) or let start_housekeeping() run it on a thread the data_dir
 // owns.
+//
+// Every topic has a topic id (Kafka's, KIP-516): a random uuid drawn when the topic is
+// created and written into each of its partition directories, so it survives restarts and a
+// topic deleted and created again has a new one. Opening a partition directory without the
+// file (brook before topic ids, Kafka before 2.8) writes the topic's id into it: the id its
+// other partitions hold, or a new one. Partitions of one topic that hold different ids fail
+// the open (inconsistent_topic_id); a malformed file fails it too (kafka_storage_error):
+// neither is ever replaced.
 //
 // A second process that opens the same directory for writing gets log_dir_locked and
 // changes nothing. A read-only open takes no lock and writes nothing: tools use it on a
@@ -27,6 +36,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -42,6 +53,7 @@
 #include <brook/storage/file.hpp>
 #include <brook/storage/partition.hpp>
 #include <brook/storage/partition_log.hpp>
+#include <brook/storage/partition_metadata.hpp>
 #include <brook/storage/topic_config.hpp>
 
 namespace brook {
@@ -68,6 +80,9 @@ struct partition_description {
 
 struct topic_description {
   std::string name;
+  /// The topic's id; zero only in a read-only open of a directory whose partitions hold
+  /// none yet (a read-only open writes nothing, so it invents none).
+  uuid topic_id{};
   topic_config config;
   std::vector<partition_description> partitions;
 };
@@ -157,6 +172,14 @@ class data_dir {
 
   result<std::int32_t> partition_count(const std::string& name) const;
 
+  /// The topic's id (its partitions' partition.metadata). unknown_topic_or_partition when
+  /// there is no such topic; zero as in topic_description::topic_id.
+  result<uuid> topic_id(const std::string& name) const;
+
+  /// The name of the topic whose id is `id`. unknown_topic_id when no topic has it (the
+  /// zero id included).
+  result<std::string> topic_name(const uuid& id) const;
+
   /// The partition, shared. unknown_topic_or_partition when there is no such partition.
   result<std::shared_ptr<partition>> get_partition(const std::string& name, partition_id p) const;
 
@@ -185,6 +208,7 @@ class data_dir {
     topic_config config;
     brook::log_config log_config;
     std::vector<std::shared_ptr<partition>> partitions;
+    uuid topic_id{};
   };
 
   data_dir(fs::path dir, data_dir_options opts);
@@ -215,7 +239,21 @@ class data_dir {
   result<void> writable() const;
   void bump_metadata();
 
+  fs::path partition_dir(const std::string& topic, partition_id p) const {
+    return dir_ / fmt::format("{}-{}", topic, p.value());
+  }
   result<std::shared_ptr<partition>> open_partition(const std::string& topic, partition_id p, const log_config& cfg);
+  /// open_partition for a partition the topic does not have yet: its directory is created
+  /// and gets the topic's id. On an error the log is closed; the caller removes the directory.
+  result<std::shared_ptr<partition>> create_partition(const std::string& topic, partition_id p, const log_config& cfg,
+                                                      const uuid& topic_id);
+  /// A new random topic id (Uuid.randomUuid: never reserved, never text starting with '-').
+  /// REQUIRES: mu_ held exclusively, or the directory still opening.
+  uuid new_topic_id() { return uuid::random(id_rng_); }
+  /// The id the opened partitions of `topic` hold, written into those without one (a new
+  /// id if none has one; nothing written and zero returned by a read-only open).
+  /// Errors: inconsistent_topic_id, kafka_storage_error.
+  result<uuid> load_topic_id(const std::string& topic, std::size_t partitions);
 
   result<void> save_configs_locked();
 
@@ -240,6 +278,7 @@ class data_dir {
   std::map<std::string, std::int32_t> unfinished_;
   bool closed_ = false;
   std::atomic<std::uint64_t> meta_version_{0};
+  std::mt19937_64 id_rng_;  // new_topic_id; under mu_ (exclusive), seeded from std::random_device
 
   mutable std::mutex hk_mu_;
   std::condition_variable hk_cv_;

@@ -54,8 +54,9 @@ BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topi
   topic_state ts;
   ts.config = std::move(tc);
   ts.log_config = cfg;
+  ts.topic_id = new_topic_id();
   for (std::int32_t p = 0; p < ts.config.partitions; ++p) {
-    auto part = open_partition(name, partition_id(p), ts.log_config);
+    auto part = create_partition(name, partition_id(p), ts.log_config, ts.topic_id);
     if (!part) {
       undo_partitions(name, 0, ts.partitions);
       return part.error();
@@ -88,6 +89,7 @@ BROOK_DECL result<topic_description> data_dir::describe_topic(const std::string&
   if (it == topics_.end()) return unknown_topic(name);
   topic_description d;
   d.name = name;
+  d.topic_id = it->second.topic_id;
   d.config = it->second.config;
   for (const auto& p : it->second.partitions) {
     partition_description pd;
@@ -118,7 +120,7 @@ BROOK_DECL result<void> data_dir::create_partitions(const std::string& name, std
   BROOK_TRY(save_configs_locked());
   std::vector<std::shared_ptr<partition>> added;
   for (std::int32_t p = before; p < total; ++p) {
-    auto part = open_partition(name, partition_id(p), ts.log_config);
+    auto part = create_partition(name, partition_id(p), ts.log_config, ts.topic_id);
     if (!part) {
       undo_partitions(name, before, added);
       return part.error();
@@ -167,6 +169,21 @@ BROOK_DECL result<std::int32_t> data_dir::partition_count(const std::string& nam
   auto it = topics_.find(name);
   if (it == topics_.end()) return unknown_topic(name);
   return it->second.config.partitions;
+}
+
+BROOK_DECL result<uuid> data_dir::topic_id(const std::string& name) const {
+  std::shared_lock lk(mu_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return unknown_topic(name);
+  return it->second.topic_id;
+}
+
+BROOK_DECL result<std::string> data_dir::topic_name(const uuid& id) const {
+  std::shared_lock lk(mu_);
+  if (!id.is_zero())
+    for (const auto& [name, ts] : topics_)
+      if (ts.topic_id == id) return name;
+  return make_error(errc::unknown_topic_id, "no topic has id {}", id.to_string());
 }
 
 BROOK_DECL result<std::shared_ptr<partition>> data_dir::get_partition(const std::string& name, partition_id p) const {
@@ -249,6 +266,9 @@ BROOK_DECL data_dir::data_dir(fs::path dir, data_dir_options opts)
   anchor_->dir = this;
   anchor_->notify = notify_;
   anchor_->path = dir_;
+  std::random_device rd;
+  std::seed_seq seed{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
+  id_rng_.seed(seed);
 }
 
 BROOK_DECL result<void> data_dir::maybe_compact(partition& p) {
@@ -308,8 +328,43 @@ BROOK_DECL result<std::shared_ptr<partition>> data_dir::open_partition(const std
                                                                        const log_config& cfg) {
   log_open_options lo;
   lo.read_only = opts_.read_only;
-  BROOK_TRY_ASSIGN(auto log, partition_log::open(dir_ / fmt::format("{}-{}", topic, p.value()), cfg, lo));
+  BROOK_TRY_ASSIGN(auto log, partition_log::open(partition_dir(topic, p), cfg, lo));
   return std::make_shared<partition>(topic, p, std::move(log), notify_);
+}
+
+BROOK_DECL result<std::shared_ptr<partition>> data_dir::create_partition(const std::string& topic, partition_id p,
+                                                                         const log_config& cfg, const uuid& topic_id) {
+  BROOK_ASSERT(!opts_.read_only && !topic_id.is_zero(), "creating {}-{} without a topic id or read-only", topic, p);
+  BROOK_TRY_ASSIGN(auto part, open_partition(topic, p, cfg));
+  if (auto w = write_partition_metadata(files(), partition_dir(topic, p), topic_id); !w) {
+    (void)part->log().close();
+    return w.error();
+  }
+  return part;
+}
+
+BROOK_DECL result<uuid> data_dir::load_topic_id(const std::string& topic, std::size_t partitions) {
+  std::vector<std::optional<uuid>> held(partitions);
+  std::optional<std::size_t> first;  // the first partition that holds an id
+  for (std::size_t p = 0; p < partitions; ++p) {
+    const fs::path pd = partition_dir(topic, partition_id(static_cast<std::int32_t>(p)));
+    BROOK_TRY_ASSIGN(held[p], read_partition_metadata(files(), pd));
+    if (!held[p]) continue;
+    if (!first) first = p;
+    if (*held[p] != *held[*first])
+      return make_error(errc::inconsistent_topic_id,
+                        "{}: topic '{}' has id {} in partition {} but {} in partition {}: the partitions belong to "
+                        "different topics (a partition.metadata decides which; nothing was changed)",
+                        dir_.string(), topic, held[*first]->to_string(), *first, held[p]->to_string(), p);
+  }
+  if (opts_.read_only) return first ? *held[*first] : uuid{};
+  const uuid id = first ? *held[*first] : new_topic_id();
+  for (std::size_t p = 0; p < partitions; ++p)
+    if (!held[p])
+      BROOK_TRY(
+          write_partition_metadata(files(), partition_dir(topic, partition_id(static_cast<std::int32_t>(p))), id));
+  BROOK_ASSERT(!id.is_zero(), "topic '{}' loaded without an id", topic);
+  return id;
 }
 
 BROOK_DECL result<void> data_dir::save_configs_locked() {
@@ -422,7 +477,7 @@ BROOK_DECL result<void> data_dir::load() {
     ts.config = tc;
     ts.log_config = *cfg;
     for (std::int32_t p = 0; p < tc.partitions; ++p) {
-      fs::path pd = dir_ / fmt::format("{}-{}", name, p);
+      const fs::path pd = partition_dir(name, partition_id(p));
       if (!files().exists(pd).value_or(false)) {
         // A read-only view of a topic whose directories the owner is still creating (or
         // someone removed): show the partitions that exist so far (partition n is always at
@@ -439,6 +494,7 @@ BROOK_DECL result<void> data_dir::load() {
       BROOK_TRY_ASSIGN(auto part, open_partition(name, partition_id(p), ts.log_config));
       ts.partitions.push_back(std::move(part));
     }
+    BROOK_TRY_ASSIGN(ts.topic_id, load_topic_id(name, ts.partitions.size()));
     topics_.emplace(name, std::move(ts));
   }
   if ((adopted || finished_deletes || !growing.empty()) && !opts_.read_only) BROOK_TRY(save_configs_locked());
