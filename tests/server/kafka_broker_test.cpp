@@ -161,6 +161,98 @@ TEST_CASE("Metadata lists topics creates unknown ones and names this broker", "[
   }
 }
 
+TEST_CASE("Metadata v10+ answers topic ids and v12 finds topics by id", "[server][kafka_broker][topic_id]") {
+  fixture f;
+  REQUIRE_OK(f.n->create_topic("orders", {.partitions = 2}));
+  const uuid id = f.n->dir().topic_id("orders").value();
+  REQUIRE_FALSE(id.is_zero());
+  auto by_name = [](std::initializer_list<const char*> names) {
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{};
+    for (const char* n : names) q.topics->push_back({uuid{}, std::string(n)});
+    q.allow_auto_topic_creation = false;
+    return q;
+  };
+
+  SECTION("v10 to v12 by name: the real id, zero with an error; v9 has no ids") {
+    for (std::int16_t v = 9; v <= 12; ++v) {
+      INFO("v" << v);
+      auto r = call(f.b, by_name({"orders", "absent"}), v);
+      REQUIRE_OK(r);
+      REQUIRE(r->topics.size() == 2);
+      CHECK(r->topics[0].error_code == 0);
+      CHECK(r->topics[0].topic_id == (v >= 10 ? id : uuid{}));
+      CHECK(r->topics[1].error_code == code(errc::unknown_topic_or_partition));
+      CHECK(r->topics[1].topic_id == uuid{});
+    }
+    metadata_request all;
+    all.topics = std::nullopt;
+    auto r = call(f.b, all, 12);
+    REQUIRE_OK(r);
+    bool found = false;
+    for (const auto& t : r->topics) {
+      CHECK_FALSE(t.topic_id.is_zero());
+      found = found || (t.name == "orders" && t.topic_id == id);
+    }
+    CHECK(found);
+  }
+  SECTION("an auto-created topic is answered with its new id") {
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{uuid{}, std::string("fresh")}};
+    auto r = call(f.b, q, 12);
+    REQUIRE_OK(r);
+    CHECK(r->topics.at(0).error_code == 0);
+    CHECK(r->topics.at(0).topic_id == f.n->dir().topic_id("fresh").value());
+    CHECK_FALSE(r->topics.at(0).topic_id.is_zero());
+  }
+  SECTION("v12 by id with a null name: the topic, or UNKNOWN_TOPIC_ID with a null name") {
+    const uuid stranger = uuid::from_parts(0x1234, 0x5678);
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{id, std::nullopt}, {stranger, std::nullopt}, {id, std::nullopt}};
+    auto r = call(f.b, q, 12);
+    REQUIRE_OK(r);
+    REQUIRE(r->topics.size() == 2);  // each id answered once
+    CHECK(r->topics[0].error_code == 0);
+    CHECK(r->topics[0].name == "orders");
+    CHECK(r->topics[0].topic_id == id);
+    CHECK(r->topics[0].partitions.size() == 2);
+    CHECK(r->topics[1].error_code == code(errc::unknown_topic_id));
+    CHECK_FALSE(r->topics[1].name.has_value());
+    CHECK(r->topics[1].topic_id == stranger);
+    CHECK(r->topics[1].partitions.empty());
+  }
+  SECTION("a deleted and recreated topic is not found by its old id") {
+    REQUIRE_OK(f.n->dir().delete_topic("orders"));
+    REQUIRE_OK(f.n->create_topic("orders", {.partitions = 2}));
+    metadata_request q;
+    q.topics = std::vector<metadata_request_topic>{{id, std::nullopt}};
+    auto r = call(f.b, q, 12);
+    REQUIRE_OK(r);
+    CHECK(r->topics.at(0).error_code == code(errc::unknown_topic_id));
+    auto named = call(f.b, by_name({"orders"}), 12);
+    REQUIRE_OK(named);
+    CHECK(named->topics.at(0).topic_id == f.n->dir().topic_id("orders").value());
+    CHECK(named->topics.at(0).topic_id != id);
+  }
+  SECTION("v10 and v11 refuse ids and null names as Kafka does: INVALID_REQUEST") {
+    for (std::int16_t v = 10; v <= 11; ++v) {
+      for (const metadata_request_topic& t :
+           {metadata_request_topic{id, std::string("orders")}, metadata_request_topic{uuid{}, std::nullopt}}) {
+        metadata_request q;
+        q.topics = std::vector<metadata_request_topic>{t, {uuid{}, std::string("orders")}};
+        auto r = call(f.b, q, v);
+        REQUIRE_OK(r);
+        REQUIRE(r->topics.size() == 2);
+        for (const auto& rt : r->topics) {
+          CHECK(rt.error_code == code(errc::invalid_request));
+          CHECK(rt.partitions.empty());
+        }
+        CHECK(r->topics[0].topic_id == t.topic_id);
+      }
+    }
+  }
+}
+
 TEST_CASE("Produce appends the bytes that came and Fetch returns them", "[server][kafka_broker]") {
   fixture f;
   REQUIRE_OK(f.n->create_topic("t", {.partitions = 2}));
@@ -405,6 +497,32 @@ TEST_CASE("CreateTopics and DeleteTopics with Kafka's errors", "[server][kafka_b
   CHECK(dr->responses[1].error_code == code(errc::unknown_topic_or_partition));
   CHECK(dr->responses[2].error_code != 0);
   CHECK_FALSE(f.n->dir().partition_count("a").has_value());
+}
+
+TEST_CASE("CreateTopics v7 answers the new topic's id", "[server][kafka_broker][topic_id]") {
+  fixture f;
+  create_topics_request q;
+  q.topics.push_back({"a", 2, 1, {}, {}});
+  q.topics.push_back({"bad/name", 1, 1, {}, {}});
+  auto r = call(f.b, q, 7);
+  REQUIRE_OK(r);
+  REQUIRE(r->topics.size() == 2);
+  CHECK(r->topics[0].error_code == 0);
+  CHECK(r->topics[0].topic_id == f.n->dir().topic_id("a").value());
+  CHECK_FALSE(r->topics[0].topic_id.is_zero());
+  CHECK(r->topics[1].error_code == code(errc::invalid_topic));
+  CHECK(r->topics[1].topic_id == uuid{});
+  auto again = call(f.b, q, 7);  // TOPIC_ALREADY_EXISTS carries no id
+  REQUIRE_OK(again);
+  CHECK(again->topics[0].error_code == code(errc::topic_already_exists));
+  CHECK(again->topics[0].topic_id == uuid{});
+  create_topics_request dry;  // nothing is created, so there is no id
+  dry.validate_only = true;
+  dry.topics.push_back({"b", 1, 1, {}, {}});
+  auto d = call(f.b, dry, 7);
+  REQUIRE_OK(d);
+  CHECK(d->topics[0].error_code == 0);
+  CHECK(d->topics[0].topic_id == uuid{});
 }
 
 TEST_CASE("topics past max_partitions are POLICY_VIOLATION", "[server][kafka_broker]") {

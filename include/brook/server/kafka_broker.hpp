@@ -23,8 +23,11 @@
 //                 append brings enough or max_wait_ms passes
 //   ListOffsets   latest (-1), earliest (-2), max timestamp (-3), by timestamp
 //   Metadata      v0 empty = all topics, v1+ null = all; unknown topics are created when the
-//                 request and auto.create.topics.enable allow it
-//   CreateTopics, DeleteTopics, DescribeConfigs  on the data directory's topics
+//                 request and auto.create.topics.enable allow it; v10+ answers each topic's
+//                 id (the data directory's, zero with an error), v12 finds topics by id
+//                 (UNKNOWN_TOPIC_ID when none has it)
+//   CreateTopics, DeleteTopics, DescribeConfigs  on the data directory's topics; CreateTopics
+//                 v7+ answers the new topic's id
 //   the group APIs  on the node's group coordinator, through group_apis (it is every
 //                 group's coordinator)
 //
@@ -232,6 +235,7 @@ class kafka_broker final : public request_handler {
   // ------------------------------------------------------------------ metadata and admin
 
   protocol::metadata_response_topic describe_for_metadata(const std::string& name, bool may_create);
+  std::vector<protocol::metadata_response_topic> describe_by_id(const std::vector<protocol::metadata_request_topic>& q);
   result<void> room_for(std::int32_t partitions);
   result<void> create(const std::string& name, std::int32_t partitions, std::int16_t replication,
                       const std::vector<protocol::create_topics_request_config>& configs, bool validate_only);
@@ -459,13 +463,51 @@ inline void kafka_broker::answer(const incoming_request& req, const protocol::me
   out.cluster_id = config_.cluster_id;
   out.controller_id = config_.id;
   const bool all = !body.topics || (req.header.api_version == 0 && body.topics->empty());
+  const bool by_id = !all && std::any_of(body.topics->begin(), body.topics->end(),
+                                         [](const auto& t) { return !t.topic_id.is_zero(); });
+  if (!all && req.header.api_version < 12) {
+    // v10-11 carry the fields, but Kafka takes ids and null names only from v12
+    // (KafkaApis.handleTopicMetadataRequest): INVALID_REQUEST for every topic, answered as
+    // MetadataRequest.getErrorResponse does (no brokers, no partitions).
+    const bool null_name = std::any_of(body.topics->begin(), body.topics->end(), [](const auto& t) { return !t.name; });
+    if (by_id || null_name) {
+      protocol::metadata_response refused;
+      for (const auto& t : *body.topics)
+        refused.topics.push_back({.error_code = static_cast<std::int16_t>(errc::invalid_request),
+                                  .name = t.name.value_or(""),
+                                  .topic_id = t.topic_id});
+      return send(req.header, refused, done);
+    }
+  }
   if (all) {
     for (const auto& name : node_.dir().list_topics()) out.topics.push_back(describe_for_metadata(name, false));
+  } else if (by_id) {
+    out.topics = describe_by_id(*body.topics);
   } else {
     const bool may_create = body.allow_auto_topic_creation && config_.auto_create_topics;
     for (const auto& t : *body.topics) out.topics.push_back(describe_for_metadata(t.name.value_or(""), may_create));
   }
   send(req.header, out, done);
+}
+
+// Kafka: once one topic of the request has an id, the topics are those ids (entries with a
+// name only are not looked at), each answered once; an id no topic has is UNKNOWN_TOPIC_ID
+// with a null name. Nothing is created by id.
+inline std::vector<protocol::metadata_response_topic> kafka_broker::describe_by_id(
+    const std::vector<protocol::metadata_request_topic>& q) {
+  std::vector<protocol::metadata_response_topic> out;
+  std::vector<uuid> seen;
+  for (const auto& t : q) {
+    if (t.topic_id.is_zero() || std::find(seen.begin(), seen.end(), t.topic_id) != seen.end()) continue;
+    seen.push_back(t.topic_id);
+    auto name = node_.dir().topic_name(t.topic_id);
+    if (!name) {
+      out.push_back({.error_code = wire_error_code(name.error()), .name = std::nullopt, .topic_id = t.topic_id});
+      continue;
+    }
+    out.push_back(describe_for_metadata(*name, false));
+  }
+  return out;
 }
 
 inline protocol::metadata_response_topic kafka_broker::describe_for_metadata(const std::string& name, bool may_create) {
@@ -491,6 +533,7 @@ inline protocol::metadata_response_topic kafka_broker::describe_for_metadata(con
     out.error_code = wire_error_code(count.error());
     return out;
   }
+  out.topic_id = node_.dir().topic_id(name).value_or(uuid{});  // zero if deleted meanwhile
   for (std::int32_t i = 0; i < *count; ++i) {
     auto& p = out.partitions.emplace_back();
     p.partition_index = partition_id(i);
@@ -522,6 +565,7 @@ inline void kafka_broker::answer(const incoming_request& req, const protocol::cr
     rt.error_message = std::nullopt;
     rt.num_partitions = partitions;
     rt.replication_factor = 1;
+    if (!body.validate_only) rt.topic_id = node_.dir().topic_id(t.name).value_or(uuid{});
   }
   send(req.header, out, done);
 }
