@@ -15,6 +15,10 @@
 // entry names ("<topic>-<partition>"). What it accepts must be what it promises: one entry, for
 // that directory's topic-partition (partition >= 0), with an offset >= 0; and the entry
 // log_checkpoints would write for that offset reads back as the same offset.
+//
+// The same text is also read as a partition.metadata file (parse_partition_metadata): a
+// refusal must be kafka_storage_error; an accepted id is never zero, and the file brook would
+// write for it is 43 bytes that read back as the same id.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -25,6 +29,7 @@
 #include <brook/core/result.hpp>
 #include <brook/storage/checkpoint_file.hpp>
 #include <brook/storage/log_checkpoints.hpp>
+#include <brook/storage/partition_metadata.hpp>
 
 #include "fuzz_check.hpp"
 
@@ -99,11 +104,25 @@ void check(std::string_view text, std::size_t fields) {
   }
 }
 
+void check_partition_metadata(std::string_view text) {
+  auto id = brook::parse_partition_metadata(text, "fuzz");
+  if (!id) {
+    FUZZ_CHECK(id.error() == brook::errc::kafka_storage_error);
+    return;
+  }
+  FUZZ_CHECK(!id->is_zero());
+  const std::string written = brook::format_partition_metadata(*id);
+  FUZZ_CHECK(written.size() == brook::partition_metadata_size);
+  auto back = brook::parse_partition_metadata(written, "rewritten");
+  FUZZ_CHECK(back && *back == *id);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   check(text, 2);
   check(text, 3);
+  check_partition_metadata(text);
   return 0;
 }
