@@ -138,8 +138,13 @@ TEST_CASE("topics --create, --list, --describe, --alter, --delete", "[tools][cli
   produce(d, "orders", "a\nb\nc\n", {"--partition", "1"});
   auto desc = topics(d, {"--describe", "--topic", "orders"});
   REQUIRE(desc.exit_code == 0);
-  CHECK(
-      desc.out.starts_with("Topic: orders\tPartitionCount: 3\tConfigs: retention.ms=86400000,segment.bytes=1048576\n"));
+  {
+    brook::data_dir_options ro;
+    ro.read_only = true;
+    const std::string id = (*brook::data_dir::open(d, ro))->topic_id("orders").value().to_string();
+    CHECK(desc.out.starts_with("Topic: orders\tTopicId: " + id +
+                               "\tPartitionCount: 3\tConfigs: retention.ms=86400000,segment.bytes=1048576\n"));
+  }
   CHECK(contains(desc.out, "Partition  LogStartOffset  LogEndOffset  HighWatermark  SizeBytes  Segments"));
   auto rows = describe_rows(desc.out);
   REQUIRE(rows.size() == 3);
@@ -154,8 +159,10 @@ TEST_CASE("topics --create, --list, --describe, --alter, --delete", "[tools][cli
   SECTION("describe without --topic shows every topic") {
     auto all = topics(d, {"--describe"});
     REQUIRE(all.exit_code == 0);
-    CHECK(all.out.starts_with("Topic: audit\tPartitionCount: 1\tConfigs: \n"));
-    CHECK(contains(all.out, "\n\nTopic: orders\tPartitionCount: 3\t"));
+    CHECK(all.out.starts_with("Topic: audit\tTopicId: "));
+    CHECK(contains(all.out, "\tPartitionCount: 1\tConfigs: \n"));
+    CHECK(contains(all.out, "\n\nTopic: orders\tTopicId: "));
+    CHECK(contains(all.out, "\tPartitionCount: 3\t"));
   }
   SECTION("alter grows a topic, never shrinks it") {
     auto g = topics(d, {"--alter", "--topic", "orders", "--partitions", "5"});

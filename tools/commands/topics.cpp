@@ -44,8 +44,8 @@ Actions (exactly one):
                 directory if missing. Prints "Created topic T.". An existing topic
                 is TOPIC_ALREADY_EXISTS.
   --list        print the topic names, one per line, sorted
-  --describe    per topic (all, or only --topic): a line with its name, partition count
-                and config overrides, then a table with one row per partition: log start
+  --describe    per topic (all, or only --topic): a line with its name, topic id (as
+                kafka-topics prints it), partition count and config overrides, then a table with one row per partition: log start
                 offset, log end offset, high watermark, size in bytes, segment count
   --alter       grow topic --topic to --partitions N partitions (N must be larger than
                 the current count; partitions are never removed, as in Kafka)
@@ -117,8 +117,8 @@ std::string configs_text(const topic_config& tc) {
 
 /// One topic for --describe: a header line, then an aligned table of its partitions.
 std::string describe_text(const topic_description& d) {
-  std::string out =
-      fmt::format("Topic: {}\tPartitionCount: {}\tConfigs: {}\n", d.name, d.config.partitions, configs_text(d.config));
+  std::string out = fmt::format("Topic: {}\tTopicId: {}\tPartitionCount: {}\tConfigs: {}\n", d.name,
+                                d.topic_id.to_string(), d.config.partitions, configs_text(d.config));
   constexpr std::size_t columns = 6;
   const std::array<std::string, columns> head{"Partition",     "LogStartOffset", "LogEndOffset",
                                               "HighWatermark", "SizeBytes",      "Segments"};
