@@ -1,8 +1,8 @@
 // Everything brook offers, in one include: every public header of every layer (a test checks
-// that none is missing), except the opt-in test rigging of brook/testing/. Narrower
-// umbrellas: <brook/embedded.hpp> (brook::node and what it hands out), <brook/storage.hpp>
-// (the log alone), <brook/clients.hpp> (producers, consumers and groups wired by the host),
-// <brook/replication.hpp> (the in-process cluster).
+// that none is missing), except the opt-in layers: the test rigging of brook/testing/ and the
+// codecs of brook/codecs/ (each links a compression library). Narrower umbrellas:
+// <brook/embedded.hpp> (brook::node and what it hands out), <brook/storage.hpp> (the log alone), <brook/clients.hpp>
+// (producers, consumers and groups wired by the host), <brook/replication.hpp> (the in-process cluster).
 #pragma once
 
 // The includes go layer by layer, lowest first, each in its layer's order (docs/design.md).
@@ -16,6 +16,9 @@
 #include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+
+#include <brook/compression/compression_type.hpp>
+#include <brook/compression/compression_codec.hpp>
 
 #include <brook/codec/message_codec.hpp>
 #include <brook/codec/schema.hpp>

@@ -13,11 +13,12 @@
 #     only <brook/version.hpp>;
 #   - a header includes <brook/L/detail/...> only from layer L, and <brook/L/impl/...>
 #     (the .ipp definitions of core/linkage.hpp) only from layer L or the top (src.hpp);
-#   - brook.hpp includes every header of every listed layer outside detail/ and impl/, except the
-#     opt-in testing/ layer (test rigging: fault-injecting I/O, a manual clock), which no
-#     top-level header includes;
+#   - brook.hpp includes every header of every listed layer outside detail/ and impl/, except
+#     the opt-in layers (rows whose last cell begins with "opt-in": the testing/ rigging, the
+#     codecs/ that link compression libraries), which no top-level header includes;
 # and files under ROOT/tools, ROOT/examples and ROOT/benchmarks include no detail/ header,
-# those under ROOT/tools and ROOT/examples no testing/ header.
+# those under ROOT/tools and ROOT/examples no header of the test-only layer (testing/; other
+# opt-in layers, such as codecs/, are theirs to include).
 #
 # Without EXPECTED it prints every violation and fails if there is one not in
 # known_violations below, or if a known one no longer happens (the list only shrinks).
@@ -27,6 +28,8 @@
 # "includer -> included" (paths below include/brook/) that are still to be fixed, each
 # with a comment naming the step that removes it. Empty: keep it so.
 set(known_violations)
+
+cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...) in script mode
 
 if(NOT DEFINED ROOT)
   message(FATAL_ERROR "check_includes.cmake: pass -DROOT=<source tree>")
@@ -48,12 +51,20 @@ string(FIND "${section}" "\n## " end)
 if(NOT end EQUAL -1)
   string(SUBSTRING "${section}" 0 ${end} section)
 endif()
-string(REGEX MATCHALL "\n\\| [^|\n]+ \\| `[a-z_]+/` \\|" rows "${section}")
+# A ";" in a cell would split the list of rows.
+string(REPLACE ";" "," section "${section}")
+string(REGEX MATCHALL "\n\\| [^|\n]+ \\| `[a-z_]+/` \\|[^\n]*" rows "${section}")
 set(layers "")
+set(opt_in_layers "")
 foreach(row IN LISTS rows)
-  string(REGEX REPLACE ".*`([a-z_]+)/`.*" "\\1" dir "${row}")
+  string(REGEX REPLACE "^\n\\| [^|]+ \\| `([a-z_]+)/`.*" "\\1" dir "${row}")
   list(APPEND layers "${dir}")
+  if(row MATCHES "\\|[ \t]*opt-in[^|]*\\|?[ \t]*$")
+    list(APPEND opt_in_layers "${dir}")
+  endif()
 endforeach()
+# The opt-in layer only tests and benchmarks may include (tools and examples may not).
+set(test_only_layer testing)
 list(LENGTH layers layer_count)
 if(layer_count LESS 2)
   message(FATAL_ERROR "${DESIGN}: the layer table lists ${layer_count} layer directories")
@@ -100,8 +111,8 @@ foreach(h IN LISTS headers)
     if(from STREQUAL "top")
       if(to_path MATCHES "/detail/")
         violation("${h} -> ${to_path}: the top includes a detail/ header")
-      elseif(to STREQUAL "testing")
-        violation("${h} -> ${to_path}: the top includes the opt-in testing/ layer")
+      elseif(to IN_LIST opt_in_layers)
+        violation("${h} -> ${to_path}: the top includes the opt-in ${to}/ layer")
       endif()
       continue()
     endif()
@@ -131,7 +142,7 @@ if(EXISTS "${ROOT}/include/brook/brook.hpp")
   foreach(h IN LISTS headers)
     layer_of("${h}" from)
     list(FIND layers "${from}" rank)
-    if(rank EQUAL -1 OR h MATCHES "/(detail|impl)/" OR from STREQUAL "testing")
+    if(rank EQUAL -1 OR h MATCHES "/(detail|impl)/" OR from IN_LIST opt_in_layers)
       continue()
     endif()
     string(REPLACE "." "\\." h_re "${h}")
@@ -156,10 +167,10 @@ foreach(dir tools examples benchmarks)
       endif()
     endforeach()
     if(NOT dir STREQUAL "benchmarks")
-      file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/testing/")
+      file(STRINGS "${ROOT}/${s}" lines REGEX "#[ \t]*include[ \t]*<brook/${test_only_layer}/")
       foreach(line IN LISTS lines)
         string(REGEX REPLACE ".*<brook/([^>]+)>.*" "\\1" to_path "${line}")
-        violation("${s} -> ${to_path}: ${dir}/ includes the opt-in testing/ layer")
+        violation("${s} -> ${to_path}: ${dir}/ includes the opt-in ${test_only_layer}/ layer")
       endforeach()
     endif()
   endforeach()
@@ -201,7 +212,8 @@ foreach(k IN LISTS known_violations)
   endif()
 endforeach()
 string(REPLACE ";" " < " order "${layers}")
-message(STATUS "layers (bottom first): ${order}; ${header_count} headers checked")
+string(REPLACE ";" ", " opt_in "${opt_in_layers}")
+message(STATUS "layers (bottom first): ${order} (opt-in: ${opt_in}); ${header_count} headers checked")
 if(unknown OR stale)
   foreach(v IN LISTS unknown)
     message(STATUS "VIOLATION: ${v}")

@@ -39,6 +39,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/compression/compression_type.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -74,7 +75,6 @@ inline constexpr std::size_t crc_begin = attributes;
 
 inline constexpr std::int8_t current_magic = 2;
 
-enum class compression_type : std::uint8_t { none = 0, gzip = 1, snappy = 2, lz4 = 3, zstd = 4 };
 enum class timestamp_type : std::uint8_t { create_time = 0, log_append_time = 1 };
 
 namespace batch_attr {
@@ -209,7 +209,8 @@ result<batch_header> check_batch_header(std::span<const std::byte> b, const Wher
 
 /// Checks the compression bits of a header that passed check_batch_header (and, when the
 /// bytes may be damaged, the CRC: a flipped bit must read as corruption, not as a codec).
-/// Compressed batches are unsupported_compression_type; codecs 5-7 do not exist.
+/// Compressed batches are unsupported_compression_type; codecs 5-7 do not exist. The codec ids
+/// are compression/compression_type.hpp's.
 template <typename Where = std::string_view>
 result<void> check_batch_codec(const batch_header& h, const Where& where_ = std::string_view("batch")) {
   auto comp = h.attributes & batch_attr::compression_mask;
