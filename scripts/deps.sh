@@ -16,6 +16,7 @@
 BROOK_DEPS_PACKAGES=(
   build-essential cmake ninja-build git pkg-config
   libboost-dev libfmt-dev catch2
+  zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev        # the opt-in codecs' tests; a host needs only those it enables
   libbenchmark-dev libconcurrentqueue-dev librocksdb-dev  # benchmarks and their baselines
   librdkafka-dev                                          # benchmark-only: the broker benchmarks' client
   clang libclang-rt-14-dev                                # the libFuzzer target

@@ -1,0 +1,90 @@
+// The output side of every codec's decompression: a vector that grows by windows, never past
+// one byte beyond the caller's limit, and is restored when decompression fails.
+//
+// Thread-safety: one object per call; not shared.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <brook/core/assert.hpp>
+#include <brook/core/error.hpp>
+
+namespace brook::codecs::detail {
+
+/// Windows of free space at the end of `out` for a decompressor to write into. A window never
+/// reaches past `max_bytes + 1` produced bytes, so a payload one byte too long is seen
+/// (over()) without ever holding more than the limit plus one byte of it.
+class bounded_output {
+ public:
+  /// The size of a window: what a decompressor fills between two checks.
+  static constexpr std::size_t window_bytes = 64 * 1024;
+
+  bounded_output(std::vector<std::byte>& out, std::size_t max_bytes)
+      : out_(out), start_(out.size()), max_bytes_(max_bytes) {}
+  bounded_output(const bounded_output&) = delete;
+  bounded_output& operator=(const bounded_output&) = delete;
+  /// Restores `out` to its size before the call unless keep() was called.
+  ~bounded_output() {
+    if (!kept_) out_.resize(start_);
+  }
+
+  /// Free space to write into (empty only when over()). Invalidates earlier windows.
+  std::span<std::byte> window() {
+    const std::size_t allowed = max_bytes_ - std::min(max_bytes_, produced_) + (over() ? 0 : 1);
+    const std::size_t n = std::min(window_bytes, allowed);
+    out_.resize(start_ + produced_ + n);
+    return {out_.data() + start_ + produced_, n};
+  }
+  /// `n` bytes of the last window were written.
+  void commit(std::size_t n) {
+    BROOK_ASSERT(start_ + produced_ + n <= out_.size(), "bounded_output: commit of {} bytes past the window", n);
+    produced_ += n;
+  }
+  /// Bytes produced so far.
+  std::size_t produced() const noexcept { return produced_; }
+  /// True when more than max_bytes were produced.
+  bool over() const noexcept { return produced_ > max_bytes_; }
+  /// Room for `n` more bytes within the limit, for a decompressor that writes a block whose
+  /// size it knows in one go.
+  bool fits(std::size_t n) const noexcept { return n <= max_bytes_ - std::min(max_bytes_, produced_); }
+  /// Appends `n` bytes of room and returns it (REQUIRES: fits(n)).
+  std::byte* reserve_exact(std::size_t n) {
+    BROOK_ASSERT(fits(n), "bounded_output: {} bytes do not fit", n);
+    out_.resize(start_ + produced_ + n);
+    return out_.data() + start_ + produced_;
+  }
+  /// Keeps what was produced: `out` ends with it.
+  void keep() {
+    out_.resize(start_ + produced_);
+    kept_ = true;
+  }
+
+  /// The record_too_large error of `codec`.
+  error too_large(std::string_view codec) const {
+    return make_error(errc::record_too_large, "{} payload decompresses to more than the limit of {} bytes", codec,
+                      max_bytes_);
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+  std::size_t start_;
+  std::size_t max_bytes_;
+  std::size_t produced_ = 0;
+  bool kept_ = false;
+};
+
+/// The corrupt_message error of `codec`.
+inline error corrupt(std::string_view codec, std::string_view what) {
+  return make_error(errc::corrupt_message, "{} payload is corrupt: {}", codec, what);
+}
+
+/// The invalid_config error for a level outside a codec's range.
+inline error bad_level(std::string_view codec, int level, std::string_view range) {
+  return make_error(errc::invalid_config, "{} compression level {} is outside Kafka's range {}", codec, level, range);
+}
+
+}  // namespace brook::codecs::detail

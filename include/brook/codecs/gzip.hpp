@@ -1,0 +1,122 @@
+// Kafka's gzip codec (compression type 1) over zlib. Opt-in: link brook::gzip (zlib).
+//
+// Writes what Kafka's Java client writes: one RFC 1952 gzip member (a 10-byte header with no
+// name or extra field, raw deflate, the CRC-32 and ISIZE trailer). Reads one member or several
+// back to back (Java's GZIPInputStream and Node's gunzip continue into the next member);
+// anything after the last member that is not another member is corrupt_message (Kafka's
+// Java reader ignores such bytes, librdkafka stops at the first member: brook refuses them so
+// a batch it accepts reads the same everywhere).
+//
+// Levels (KIP-390 `compression.gzip.level`): -1 (zlib's default, level 6; Kafka's default)
+// or 1..9.
+//
+// Thread-safety: stateless: each call has its own zlib stream; thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <zlib.h>
+
+#include <brook/codecs/detail/bounded_output.hpp>
+#include <brook/compression/compression_codec.hpp>
+#include <brook/core/error.hpp>
+#include <brook/core/result.hpp>
+
+namespace brook::codecs {
+
+class gzip_codec final : public compression_codec {
+ public:
+  /// zlib's windowBits for a gzip wrapper (15-bit window + 16).
+  static constexpr int gzip_window_bits = 15 + 16;
+
+  compression_type type() const noexcept override { return compression_type::gzip; }
+  int default_level() const noexcept override { return -1; }
+  bool valid_level(int level) const noexcept override { return level == -1 || (level >= 1 && level <= 9); }
+
+  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+    if (!valid_level(level)) return detail::bad_level("gzip", level, "1..9 (or -1, zlib's default 6)");
+    z_stream zs{};
+    // memLevel 8 and the default strategy are what librdkafka and the JDK use.
+    if (deflateInit2(&zs, level, Z_DEFLATED, gzip_window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      return make_error(errc::unknown_server_error, "gzip: deflateInit2 failed (out of memory?)");
+    }
+    const std::size_t start = out.size();
+    out.resize(start + deflateBound(&zs, static_cast<uLong>(in.size())) + 16);
+    std::size_t consumed = 0, produced = 0;
+    int rc = Z_OK;
+    while (rc == Z_OK || rc == Z_BUF_ERROR) {
+      if (out.size() - start - produced < 1024) out.resize(out.size() + out.size() / 2 + 1024);
+      const std::size_t in_now = std::min<std::size_t>(in.size() - consumed, UINT_MAX);
+      const std::size_t out_now = std::min<std::size_t>(out.size() - start - produced, UINT_MAX);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + consumed));
+      zs.avail_in = static_cast<uInt>(in_now);
+      zs.next_out = reinterpret_cast<Bytef*>(out.data() + start + produced);
+      zs.avail_out = static_cast<uInt>(out_now);
+      rc = deflate(&zs, consumed + in_now == in.size() ? Z_FINISH : Z_NO_FLUSH);
+      consumed += in_now - zs.avail_in;
+      produced += out_now - zs.avail_out;
+    }
+    deflateEnd(&zs);
+    out.resize(start + produced);
+    if (rc != Z_STREAM_END) {
+      out.resize(start);
+      return make_error(errc::unknown_server_error, "gzip: deflate failed ({})", rc);
+    }
+    return {};
+  }
+
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
+                          std::vector<std::byte>& out) const override {
+    if (in.empty()) return detail::corrupt("gzip", "empty");
+    z_stream zs{};
+    if (inflateInit2(&zs, gzip_window_bits) != Z_OK) {
+      return make_error(errc::unknown_server_error, "gzip: inflateInit2 failed (out of memory?)");
+    }
+    detail::bounded_output sink(out, max_bytes);
+    auto r = inflate_members(zs, in, sink);
+    inflateEnd(&zs);
+    if (r) sink.keep();
+    return r;
+  }
+
+ private:
+  // Inflates `in`, member after member, into `sink`.
+  static result<void> inflate_members(z_stream& zs, std::span<const std::byte> in, detail::bounded_output& sink) {
+    std::size_t consumed = 0;
+    for (;;) {
+      const std::span<std::byte> window = sink.window();
+      if (window.empty()) return sink.too_large("gzip");
+      const std::size_t in_now = std::min<std::size_t>(in.size() - consumed, UINT_MAX);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + consumed));
+      zs.avail_in = static_cast<uInt>(in_now);
+      zs.next_out = reinterpret_cast<Bytef*>(window.data());
+      zs.avail_out = static_cast<uInt>(window.size());
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      consumed += in_now - zs.avail_in;
+      sink.commit(window.size() - zs.avail_out);
+      if (sink.over()) return sink.too_large("gzip");
+      if (rc == Z_STREAM_END) {
+        if (consumed == in.size()) return {};
+        // Another member may follow (RFC 1952 2.2); anything else is not gzip.
+        const auto* next = in.data() + consumed;
+        if (in.size() - consumed < 2 || next[0] != std::byte{0x1f} || next[1] != std::byte{0x8b}) {
+          return detail::corrupt("gzip", fmt::format("{} bytes after the last member", in.size() - consumed));
+        }
+        inflateReset(&zs);
+        continue;
+      }
+      if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
+        return detail::corrupt("gzip", zs.msg != nullptr ? zs.msg : "invalid deflate data");
+      }
+      if (rc == Z_MEM_ERROR) return make_error(errc::unknown_server_error, "gzip: inflate ran out of memory");
+      // Z_OK or Z_BUF_ERROR: no progress possible once the input is used up and room is left.
+      if (consumed == in.size() && zs.avail_out != 0) return detail::corrupt("gzip", "truncated");
+    }
+  }
+};
+
+}  // namespace brook::codecs

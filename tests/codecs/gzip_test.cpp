@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <zlib.h>
+
+#include <brook/codecs/gzip.hpp>
+#include <support/codec_checks.hpp>
+
+using namespace brook::test;
+
+namespace {
+
+std::uint32_t le32(const std::vector<std::byte>& b, std::size_t at) {
+  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
+         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
+}
+
+// `n` zeros gzip-compressed by zlib directly, fed 1 MiB at a time (no n-byte buffer).
+std::vector<std::byte> gzip_zeros(std::size_t n) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::vector<Bytef> zeros(1 << 20);
+  std::vector<std::byte> out(1 << 20);
+  std::size_t fed = 0, produced = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    const std::size_t now = std::min(zeros.size(), n - fed);
+    zs.next_in = zeros.data();
+    zs.avail_in = static_cast<uInt>(now);
+    do {
+      if (out.size() - produced < 65536) out.resize(out.size() * 2);
+      zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+      zs.avail_out = static_cast<uInt>(out.size() - produced);
+      rc = deflate(&zs, fed + now == n ? Z_FINISH : Z_NO_FLUSH);
+      produced = out.size() - zs.avail_out;
+    } while (zs.avail_in != 0 || (fed + now == n && rc != Z_STREAM_END));
+    fed += now;
+  }
+  deflateEnd(&zs);
+  out.resize(produced);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gzip has Kafka's levels", "[codecs][gzip]") {
+  const brook::codecs::gzip_codec gzip;
+  CHECK(gzip.type() == brook::compression_type::gzip);
+  CHECK(gzip.default_level() == -1);
+  for (int level : {-1, 1, 5, 9}) CHECK(gzip.valid_level(level));
+  for (int level : {-2, 0, 10}) CHECK_FALSE(gzip.valid_level(level));
+  std::vector<std::byte> out;
+  CHECK(gzip.compress(to_bytes("x"), 10, out) == brook::errc::invalid_config);
+  CHECK(out.empty());
+}
+
+TEST_CASE("gzip round trips at several levels", "[codecs][gzip]") {
+  check_round_trips(brook::codecs::gzip_codec{}, {-1, 1, 6, 9});
+}
+
+TEST_CASE("gzip writes one RFC 1952 member", "[codecs][gzip]") {
+  const brook::codecs::gzip_codec gzip;
+  const auto in = json_like(11, 5000);
+  std::vector<std::byte> out;
+  REQUIRE(gzip.compress(in, -1, out));
+  REQUIRE(out.size() > 18);
+  // ID1 ID2 CM=8 (deflate) FLG=0 (no name, extra, comment, header CRC) MTIME=0.
+  const std::vector<std::byte> header(out.begin(), out.begin() + 8);
+  CHECK(header == std::vector<std::byte>{std::byte{0x1f}, std::byte{0x8b}, std::byte{8}, std::byte{0}, std::byte{0},
+                                         std::byte{0}, std::byte{0}, std::byte{0}});
+  // The trailer: CRC-32 of the input, then its size mod 2^32, little-endian.
+  const auto crc = crc32(0, reinterpret_cast<const Bytef*>(in.data()), static_cast<uInt>(in.size()));
+  CHECK(le32(out, out.size() - 8) == crc);
+  CHECK(le32(out, out.size() - 4) == in.size());
+}
+
+TEST_CASE("gzip reads concatenated members", "[codecs][gzip]") {
+  const brook::codecs::gzip_codec gzip;
+  const auto a = json_like(1, 3000), b = random_bytes(2, 500);
+  std::vector<std::byte> both;
+  REQUIRE(gzip.compress(a, 1, both));
+  REQUIRE(gzip.compress(b, 9, both));
+  std::vector<std::byte> out;
+  REQUIRE(gzip.decompress(both, a.size() + b.size(), out));
+  auto want = a;
+  want.insert(want.end(), b.begin(), b.end());
+  CHECK(out == want);
+  CHECK(gzip.decompress(both, a.size() + b.size() - 1, out) == brook::errc::record_too_large);
+}
+
+TEST_CASE("gzip refuses hostile payloads", "[codecs][gzip]") {
+  const brook::codecs::gzip_codec gzip;
+  check_hostile_inputs(gzip);
+  // A damaged CRC-32 in the trailer.
+  std::vector<std::byte> out;
+  REQUIRE(gzip.compress(json_like(5, 1000), -1, out));
+  out[out.size() - 6] ^= std::byte{0x01};
+  check_refused(gzip, out, brook::errc::corrupt_message);
+}
+
+TEST_CASE("gzip stops a bomb at the limit", "[codecs][gzip]") {
+  const auto bomb = gzip_zeros(std::size_t{256} << 20);
+  CHECK(bomb.size() < 512 * 1024);
+  check_bomb(brook::codecs::gzip_codec{}, bomb);
+}
+
+TEST_CASE("gzip is enabled by adding it", "[codecs][gzip]") {
+  check_enabling(std::make_shared<brook::codecs::gzip_codec>());
+}
