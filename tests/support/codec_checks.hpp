@@ -94,6 +94,7 @@ inline void check_refused(const compression_codec& codec, const std::vector<std:
   std::vector<std::byte> out = to_bytes("kept");
   auto r = codec.decompress(payload, max_bytes, out);
   REQUIRE_FALSE(r);
+  INFO(r.error().to_string());
   CHECK(r == code);
   CHECK(r.error().message().find(std::string(compression_name(codec.type()))) != std::string::npos);
   CHECK(out == to_bytes("kept"));
