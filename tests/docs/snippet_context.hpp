@@ -5,6 +5,10 @@
 #pragma once
 
 #include <brook/brook.hpp>
+#include <brook/codecs/gzip.hpp>  // docs/compression.md: the opt-in codecs
+#include <brook/codecs/lz4.hpp>
+#include <brook/codecs/snappy.hpp>
+#include <brook/codecs/zstd.hpp>
 #include <brook/embedded.hpp>
 #include <brook/testing/faulty_handler.hpp>  // docs/testing-broker.md: the opt-in testing layer
 
