@@ -5,7 +5,8 @@
 #
 # find_package:     cmake --install <brook build dir> into WORK_DIR/prefix, then configure,
 #                   build and run tests/package/consumer against that prefix only; with
-#                   -DEXPECT_CLI=ON the installed bin/brook must run too.
+#                   -DEXPECT_CLI=ON the installed bin/brook must run too; with -DWITH_ZSTD=ON
+#                   the consumer also asks for the zstd component and runs a zstd round trip.
 # pkg_config:       the same install, then tests/package/consumer/main.cpp compiled by hand
 #                   with `pkg-config --cflags --libs brook` from that prefix, and run.
 # install_only:     configures the brook source tree with tests, benchmarks, examples and
@@ -109,6 +110,9 @@ if(MODE STREQUAL "find_package")
   if(BROOK_VERSION)
     list(APPEND configure_args -DBROOK_EXPECTED_VERSION=${BROOK_VERSION})
   endif()
+  if(WITH_ZSTD)
+    list(APPEND configure_args -DBROOK_WITH_ZSTD=ON)
+  endif()
 elseif(MODE STREQUAL "add_subdirectory")
   set(source_dir "${CMAKE_CURRENT_LIST_DIR}/subdir_consumer")
   set(exe brook_subdir_consumer)
@@ -139,3 +143,7 @@ endif()
 run("build ${exe}" ${CMAKE_COMMAND} --build "${build_dir}")
 run("run ${exe}" "${build_dir}/${exe}")
 message(STATUS "${run_output}")
+if(WITH_ZSTD)  # an opt-in codec through the package (find_package) or the subdirectory
+  run("run brook_package_zstd_consumer" "${build_dir}/brook_package_zstd_consumer")
+  message(STATUS "${run_output}")
+endif()
