@@ -45,17 +45,6 @@ Exit: 0 ok, 1 bad batch / index mismatch / I/O error, 2 usage error.)txt",
 
 namespace {
 
-std::string_view codec_name(compression_type c) {
-  switch (c) {
-    case compression_type::none: return "none";
-    case compression_type::gzip: return "gzip";
-    case compression_type::snappy: return "snappy";
-    case compression_type::lz4: return "lz4";
-    case compression_type::zstd: return "zstd";
-  }
-  return "unknown";
-}
-
 void print_batch_human(const record_batch_view& v, std::uint64_t position) {
   const batch_header& h = v.header();
   const bool log_append = h.timestamp_type() == timestamp_type::log_append_time;
@@ -68,7 +57,7 @@ void print_batch_human(const record_batch_view& v, std::uint64_t position) {
       h.base_offset, h.last_offset(), h.records_count, h.base_sequence, last_seq, h.producer_id, h.producer_epoch,
       h.partition_leader_epoch, h.is_transactional(), h.is_control(), position,
       log_append ? "LogAppendTime" : "CreateTime", h.max_timestamp, h.base_timestamp, h.max_timestamp, v.size_bytes(),
-      static_cast<int>(h.magic), codec_name(h.compression()), h.crc);
+      static_cast<int>(h.magic), compression_name(h.compression()), h.crc);
   for (const record_view& r : v) {
     std::string line =
         fmt::format("| offset: {} {}: {} keySize: {} valueSize: {} key: {} value: {} headers: [", r.offset(),
