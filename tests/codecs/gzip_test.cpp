@@ -1,13 +1,19 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <zlib.h>
 
 #include <brook/codecs/gzip.hpp>
 #include <support/codec_checks.hpp>
+#include <support/temp_dir.hpp>
 
 using namespace brook::test;
 
@@ -42,6 +48,18 @@ std::vector<std::byte> gzip_zeros(std::size_t n) {
   deflateEnd(&zs);
   out.resize(produced);
   return out;
+}
+
+void write_file(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(f.good());
+}
+
+std::vector<std::byte> read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  const std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return to_bytes(s);
 }
 
 }  // namespace
@@ -109,4 +127,33 @@ TEST_CASE("gzip stops a bomb at the limit", "[codecs][gzip]") {
 
 TEST_CASE("gzip is enabled by adding it", "[codecs][gzip]") {
   check_enabling(std::make_shared<brook::codecs::gzip_codec>());
+}
+
+TEST_CASE("gzip agrees with Python's gzip module both ways", "[codecs][gzip]") {
+  // An independent reader and writer (CPython's gzip module, over its own zlib binding), when
+  // python3 is installed; no network.
+  if (std::system("python3 -c 'import gzip' >/dev/null 2>&1") != 0) {
+    WARN("python3 with its gzip module is not installed: cross-check skipped");
+    return;
+  }
+  const brook::codecs::gzip_codec gzip;
+  brook::test::temp_dir dir("brook-gzip");
+  const auto plain = json_like(61, 300'000);
+  std::vector<std::byte> ours;
+  REQUIRE(gzip.compress(plain, 9, ours));
+  write_file(dir.path() / "plain", plain);
+  write_file(dir.path() / "ours.gz", ours);
+  const std::string script =
+      "import gzip,sys; d=sys.argv[1]; p=open(d+'/plain','rb').read(); "
+      "ok = gzip.decompress(open(d+'/ours.gz','rb').read()) == p; "
+      "open(d+'/theirs.gz','wb').write(gzip.compress(p, 6) + gzip.compress(b'tail', 1)); sys.exit(0 if ok else 3)";
+  const std::string command = "python3 -c \"" + script + "\" '" + dir.path().string() + "'";
+  REQUIRE(std::system(command.c_str()) == 0);  // Python read brook's member
+  const auto theirs = read_file(dir.path() / "theirs.gz");
+  std::vector<std::byte> back;
+  REQUIRE(gzip.decompress(theirs, plain.size() + 4, back));
+  auto want = plain;
+  const auto tail = to_bytes("tail");
+  want.insert(want.end(), tail.begin(), tail.end());
+  CHECK(back == want);  // brook read Python's two members
 }
