@@ -70,7 +70,7 @@ TEST_CASE("snappy writes the xerial framing with 32 KiB blocks", "[codecs][snapp
 TEST_CASE("snappy reads raw snappy and concatenated xerial streams", "[codecs][snappy]") {
   const brook::codecs::snappy_codec snappy;
   const auto a = json_like(42, 100'000), b = random_bytes(43, 3000);
-  SECTION("raw snappy, as librdkafka and kafkajs write it") {
+  SECTION("raw snappy as librdkafka and kafkajs write it") {
     const auto raw = raw_snappy(a);
     std::vector<std::byte> out;
     REQUIRE(snappy.decompress(raw, a.size(), out));

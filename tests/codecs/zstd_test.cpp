@@ -70,7 +70,7 @@ TEST_CASE("zstd writes one frame", "[codecs][zstd]") {
   CHECK(ZSTD_getFrameContentSize(out.data(), out.size()) == in.size());
 }
 
-TEST_CASE("zstd reads frames without a content size, several frames and skippable frames", "[codecs][zstd]") {
+TEST_CASE("zstd reads frames without a content size and several frames with skippable ones", "[codecs][zstd]") {
   const brook::codecs::zstd_codec zstd;
   const auto a = json_like(8, 200'000);
   SECTION("a streamed frame without a content size") {
