@@ -118,6 +118,9 @@ TEST_CASE("a topic is placed by Kafka's round robin and every replica becomes le
     REQUIRE(r);
     CHECK(r->role() == (id == broker_id{1} ? replica_role::leader : replica_role::follower));
   }
+  const uuid id = f.c->image()->topic("t")->id;  // the controller's id is every replica's
+  CHECK_FALSE(id.is_zero());
+  for (broker_id b : ids{1, 2, 3}) CHECK(f.c->broker(b)->dir().topic_id("t").value() == id);
   auto bad = f.c->create_topic("u", 1, 4);
   REQUIRE(!bad);
   CHECK(bad.error() == errc::invalid_replication_factor);

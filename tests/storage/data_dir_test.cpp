@@ -228,6 +228,20 @@ TEST_CASE("a topic deleted and created again has a new id", "[storage][data_dir]
   CHECK(*read_partition_metadata(dd->files(), t.path() / "t-1") == second);
 }
 
+TEST_CASE("a topic created with a given id keeps that id", "[storage][data_dir][topic_id]") {
+  temp_dir t;  // a replica creating its controller's topic
+  const uuid given = *uuid::from_string("UXyU9i5ARn6W00ON2taeWA");
+  {
+    auto dd = open_dd(t.path());
+    REQUIRE(dd->create_topic("t", parts(2), given));
+    CHECK(dd->topic_id("t").value() == given);
+    CHECK(dd->topic_name(given).value() == "t");
+  }
+  auto dd = open_dd(t.path());
+  CHECK(dd->topic_id("t").value() == given);
+  CHECK(*read_partition_metadata(dd->files(), t.path() / "t-1") == given);
+}
+
 TEST_CASE("partition directories without partition.metadata get their topic's id on open",
           "[storage][data_dir][topic_id]") {
   temp_dir t;

@@ -185,7 +185,9 @@ class broker {
       topic_config tc;
       tc.partitions = n;
       tc.overrides = img.topic_configs(name);
-      BROOK_TRY(is_internal_topic(name) ? dd_->create_internal_topic(name, tc) : dd_->create_topic(name, tc));
+      // The controller's topic id, so every replica's partition.metadata holds the same one.
+      BROOK_TRY(is_internal_topic(name) ? dd_->create_internal_topic(name, tc, ts.id)
+                                        : dd_->create_topic(name, tc, ts.id));
     } else if (*have < n) {
       BROOK_TRY(dd_->create_partitions(name, n));
     }

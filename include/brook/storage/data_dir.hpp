@@ -150,10 +150,13 @@ class data_dir {
   /// topic_already_exists, kafka_storage_error (an I/O error: the topic is not in this
   /// data_dir, and a reopen finds it whole, with all its partitions and configs, or not
   /// at all; a later create_topic of the name is allowed).
-  result<void> create_topic(const std::string& name, topic_config tc = {});
+  /// `topic_id`: the id to give the topic (a replica takes its controller's); zero (the
+  /// default) draws a new random one. REQUIRES: topic_id is not reserved (uuid::is_reserved)
+  /// unless zero.
+  result<void> create_topic(const std::string& name, topic_config tc = {}, const uuid& topic_id = {});
   /// create_topic for one of Kafka's internal topics (is_internal_topic), for the group
   /// coordinator and replicas. REQUIRES: is_internal_topic(name).
-  result<void> create_internal_topic(const std::string& name, topic_config tc);
+  result<void> create_internal_topic(const std::string& name, topic_config tc, const uuid& topic_id = {});
 
   std::vector<std::string> list_topics() const;
 
@@ -224,7 +227,7 @@ class data_dir {
   static result<void> maybe_compact(partition& p);
 
   /// create_topic without the internal-name check.
-  result<void> create_any_topic(const std::string& name, topic_config tc);
+  result<void> create_any_topic(const std::string& name, topic_config tc, const uuid& topic_id);
   /// Closes the partitions of a topic change that failed and removes the topic's
   /// directories from partition `keep` on; once they are gone the change is finished.
   void undo_partitions(const std::string& name, std::int32_t keep,

@@ -24,18 +24,21 @@ BROOK_DECL result<std::unique_ptr<data_dir>> data_dir::open(const fs::path& dir,
   return d;
 }
 
-BROOK_DECL result<void> data_dir::create_topic(const std::string& name, topic_config tc) {
+BROOK_DECL result<void> data_dir::create_topic(const std::string& name, topic_config tc, const uuid& topic_id) {
   if (is_internal_topic(name))
     return make_error(errc::invalid_topic, "'{}' is an internal topic: brook creates it when it needs it", name);
-  return create_any_topic(name, std::move(tc));
+  return create_any_topic(name, std::move(tc), topic_id);
 }
 
-BROOK_DECL result<void> data_dir::create_internal_topic(const std::string& name, topic_config tc) {
+BROOK_DECL result<void> data_dir::create_internal_topic(const std::string& name, topic_config tc,
+                                                        const uuid& topic_id) {
   BROOK_ASSERT(is_internal_topic(name), "create_internal_topic('{}'): not an internal topic", name);
-  return create_any_topic(name, std::move(tc));
+  return create_any_topic(name, std::move(tc), topic_id);
 }
 
-BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topic_config tc) {
+BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topic_config tc, const uuid& topic_id) {
+  BROOK_ASSERT(topic_id.is_zero() || !topic_id.is_reserved(), "topic '{}' created with the reserved id {}", name,
+               topic_id.to_string());
   BROOK_TRY(validate_topic_name(name));
   if (tc.partitions < 1)
     return make_error(errc::invalid_partitions, "topic '{}': partition count {} must be at least 1", name,
@@ -54,7 +57,7 @@ BROOK_DECL result<void> data_dir::create_any_topic(const std::string& name, topi
   topic_state ts;
   ts.config = std::move(tc);
   ts.log_config = cfg;
-  ts.topic_id = new_topic_id();
+  ts.topic_id = topic_id.is_zero() ? new_topic_id() : topic_id;
   for (std::int32_t p = 0; p < ts.config.partitions; ++p) {
     auto part = create_partition(name, partition_id(p), ts.log_config, ts.topic_id);
     if (!part) {
