@@ -10,30 +10,21 @@
 #include <thread>
 #include <vector>
 
-#include <brook/embedded.hpp>
-#include <brook/server/kafka_broker.hpp>
 #include <brook/server/tcp_server.hpp>
 
+#include "support/broker_fixture.hpp"
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
-#include "support/temp_dir.hpp"
 #include "support/wire_client.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
+using brook::test::eventually;
 using brook::test::wire_client;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
-  node_options o;
-  o.housekeeping_interval = std::chrono::milliseconds(0);
-  auto n = node::open(dir, std::move(o));
-  if (!n) FAIL("node::open: " << n.error().to_string());
-  return std::move(*n);
-}
 
 fetch_request fetch_of(const std::string& topic, std::int64_t from, std::int32_t max_wait = 0) {
   fetch_request r;
@@ -55,25 +46,13 @@ produce_request produce_of(const std::string& topic, const std::vector<std::byte
   return r;
 }
 
-template <typename Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("Fetch answers are the same bytes with sendfile and copied", "[server][broker][sendfile]") {
-  brook::test::temp_dir tmp("broker-tcp");
-  auto n = open_node(tmp.path());
-  REQUIRE_OK(n->create_topic("t", {}));
-  kafka_broker b(*n);
-  tcp_server with(b, b.apis(), {.sendfile = true});
-  tcp_server without(b, b.apis(), {.sendfile = false});
+  brook::test::broker_fixture fx("broker-tcp");
+  REQUIRE_OK(fx.n->create_topic("t", {}));
+  tcp_server with(fx.b, fx.b.apis(), {.sendfile = true});
+  tcp_server without(fx.b, fx.b.apis(), {.sendfile = false});
   REQUIRE_OK(with.start());
   REQUIRE_OK(without.start());
   wire_client producer(with.port());
@@ -96,35 +75,33 @@ TEST_CASE("Fetch answers are the same bytes with sendfile and copied", "[server]
     CHECK(*fa == *fc);
   }
   CHECK(records == 4'000);
-  b.stop();
+  fx.b.stop();
 }
 
 TEST_CASE("a long-poll Fetch over TCP is answered by an append", "[server][broker]") {
-  brook::test::temp_dir tmp("broker-tcp");
-  auto n = open_node(tmp.path());
-  REQUIRE_OK(n->create_topic("t", {}));
-  kafka_broker b(*n);
-  tcp_server s(b, b.apis());
+  brook::test::broker_fixture fx("broker-tcp");
+  REQUIRE_OK(fx.n->create_topic("t", {}));
+  tcp_server s(fx.b, fx.b.apis());
   REQUIRE_OK(s.start());
   wire_client consumer(s.port()), producer(s.port());
   consumer.send(*encode_request({1, 11, 1, "x"}, fetch_of("t", 0, 30'000)));
-  REQUIRE(eventually([&] { return b.parked_fetches() == 1; }));
+  REQUIRE(eventually([&] { return fx.b.parked_fetches() == 1; }));
   auto p = producer.call(produce_of("t", brook::test::make_batch(3)), 7);
   REQUIRE(p.responses[0].partition_responses[0].error_code == 0);
   auto f = consumer.frame();  // long before the 30 s
   REQUIRE(f.has_value());
   CHECK(f->size() > 60);
-  CHECK(b.parked_fetches() == 0);
+  CHECK(fx.b.parked_fetches() == 0);
 
   SECTION("a client that leaves while its fetch waits leaves nothing parked") {
     {
       wire_client gone(s.port());
       gone.send(*encode_request({1, 11, 2, "x"}, fetch_of("t", 3, 60'000)));
-      REQUIRE(eventually([&] { return b.parked_fetches() == 1; }));
+      REQUIRE(eventually([&] { return fx.b.parked_fetches() == 1; }));
     }
-    CHECK(eventually([&] { return b.parked_fetches() == 0; }));
+    CHECK(eventually([&] { return fx.b.parked_fetches() == 0; }));
     CHECK(eventually([&] { return s.connections() == 2; }));
   }
   s.stop();
-  b.stop();
+  fx.b.stop();
 }

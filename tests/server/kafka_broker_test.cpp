@@ -12,34 +12,20 @@
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/server/kafka_broker.hpp>
 
+#include "support/broker_fixture.hpp"
 #include "support/checks.hpp"
 #include "support/handler_calls.hpp"
 #include "support/log_builders.hpp"
-#include "support/temp_dir.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
 using brook::test::call;
+using fixture = brook::test::broker_fixture;
 using brook::test::make_batch;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
-  node_options o;
-  o.housekeeping_interval = std::chrono::milliseconds(0);
-  auto n = node::open(dir, std::move(o));
-  if (!n) FAIL("node::open: " << n.error().to_string());
-  return std::move(*n);
-}
-
-struct fixture {
-  brook::test::temp_dir tmp{"broker"};
-  std::unique_ptr<node> n = open_node(tmp.path());
-  kafka_broker b{*n};
-  ~fixture() { b.stop(); }
-};
 
 produce_request produce_of(const std::string& topic, std::int32_t partition, const std::vector<std::byte>& batch,
                            std::int16_t acks = -1) {
@@ -526,23 +512,21 @@ TEST_CASE("CreateTopics v7 answers the new topic's id", "[server][kafka_broker][
 }
 
 TEST_CASE("topics past max_partitions are POLICY_VIOLATION", "[server][kafka_broker]") {
-  brook::test::temp_dir tmp("broker");
-  auto n = open_node(tmp.path());  // holds __consumer_offsets' 1 partition
-  kafka_broker b(*n, {.num_partitions = 2, .max_partitions = 6});
+  // The node holds __consumer_offsets' 1 partition.
+  fixture f("broker", {.num_partitions = 2, .max_partitions = 6});
   create_topics_request q;
   q.topics.push_back({"a", 3, 1, {}, {}});
   q.topics.push_back({"b", 1000000, 1, {}, {}});
-  auto r = call(b, q, 4);
+  auto r = call(f.b, q, 4);
   REQUIRE_OK(r);
   CHECK(r->topics[0].error_code == 0);
   CHECK(r->topics[1].error_code == code(errc::policy_violation));
   metadata_request m;  // auto-creation counts too: 4 + 2 fits, 6 + 2 does not
   m.topics = std::vector<metadata_request_topic>{{{}, std::string("c")}, {{}, std::string("d")}};
-  auto mr = call(b, m, 4);
+  auto mr = call(f.b, m, 4);
   REQUIRE_OK(mr);
   CHECK(mr->topics[0].error_code == 0);
   CHECK(mr->topics[1].error_code == code(errc::policy_violation));
-  b.stop();
 }
 
 TEST_CASE("DescribeConfigs reports a topic's values and which were set", "[server][kafka_broker]") {

@@ -12,42 +12,30 @@
 #include <thread>
 #include <vector>
 
-#include <brook/embedded.hpp>
 #include <brook/server/kafka_broker.hpp>
 #include <brook/testing/faulty_handler.hpp>
 
+#include "support/broker_fixture.hpp"
 #include "support/checks.hpp"
 #include "support/handler_calls.hpp"
 #include "support/log_builders.hpp"
-#include "support/temp_dir.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
 using brook::test::call;
+using brook::test::eventually;
 using brook::test::start_call;
 using brook::testing::faulty_handler;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
-  node_options o;
-  o.housekeeping_interval = std::chrono::milliseconds(0);
-  auto n = node::open(dir, std::move(o));
-  if (!n) FAIL("node::open: " << n.error().to_string());
-  return std::move(*n);
-}
-
-struct fixture {
-  brook::test::temp_dir tmp{"faulty-handler"};
-  std::unique_ptr<node> n = open_node(tmp.path());
-  kafka_broker b{*n};
+/// The broker with the faults in front of it.
+struct fixture : brook::test::broker_fixture {
+  fixture() : broker_fixture("faulty-handler") {}
+  ~fixture() { faults.stop(); }  // then the broker stops
   faulty_handler faults{b};
-  ~fixture() {
-    faults.stop();
-    b.stop();
-  }
 };
 
 /// An inner handler that only counts what reaches it and closes the connection.
@@ -58,16 +46,6 @@ struct counting_handler final : request_handler {
     done.close();
   }
 };
-
-template <typename Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 std::int16_t code(errc e) { return static_cast<std::int16_t>(e); }
 

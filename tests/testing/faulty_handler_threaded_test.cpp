@@ -15,14 +15,12 @@
 
 #include <fmt/format.h>
 
-#include <brook/embedded.hpp>
-#include <brook/server/kafka_broker.hpp>
 #include <brook/server/tcp_server.hpp>
 #include <brook/testing/faulty_handler.hpp>
 
+#include "support/broker_fixture.hpp"
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
-#include "support/temp_dir.hpp"
 #include "support/wire_client.hpp"
 
 using namespace brook;
@@ -34,30 +32,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
-  node_options o;
-  o.housekeeping_interval = std::chrono::milliseconds(0);
-  auto n = node::open(dir, std::move(o));
-  if (!n) FAIL("node::open: " << n.error().to_string());
-  return std::move(*n);
-}
-
 /// A node with topic "t", its broker, the faults and a server in front of them.
-struct rig {
-  brook::test::temp_dir tmp{"faulty-tcp"};
-  std::unique_ptr<node> n = open_node(tmp.path());
-  kafka_broker broker{*n};
-  faulty_handler faults{broker};
-  tcp_server tcp{faults, broker.apis(), {.network_threads = 2}};
-  rig() {
+struct rig : brook::test::broker_fixture {
+  faulty_handler faults{b};
+  tcp_server tcp{faults, b.apis(), {.network_threads = 2}};
+  rig() : broker_fixture("faulty-tcp") {
     REQUIRE_OK(n->create_topic("t", {}));
     REQUIRE_OK(tcp.start());
-    broker.advertise("127.0.0.1", tcp.port());
+    b.advertise("127.0.0.1", tcp.port());
   }
-  ~rig() {
+  ~rig() {  // the fixture stops the broker after these
     tcp.stop();
     faults.stop();
-    broker.stop();
   }
   offset high_watermark() { return (*n->dir().get_partition("t", partition_id(0)))->high_watermark(); }
 };
