@@ -396,31 +396,51 @@ TEST_CASE("error answers mirror what the request named", "[testing][faulty_handl
     CHECK(everything.brokers.empty());
   }
   SECTION("FindCoordinator: top level before v4 and one coordinator per key after") {
-    auto v3 = decode_answer<find_coordinator_response>(
-        brook::testing::error_frame(incoming(sample<find_coordinator_request>(3), 3), e), 3);
-    CHECK(v3.error_code == code(e));
-    CHECK(v3.node_id == broker_id(-1));
-    auto v4 = decode_answer<find_coordinator_response>(
-        brook::testing::error_frame(incoming(sample<find_coordinator_request>(4), 4), e), 4);
-    REQUIRE(v4.coordinators.size() == 2);
-    CHECK(v4.coordinators[1].key == "h");
-    CHECK(v4.coordinators[1].error_code == code(e));
-    CHECK(v4.coordinators[1].node_id == broker_id(-1));
+    for (std::int16_t v : {std::int16_t{0}, std::int16_t{3}}) {
+      auto r = decode_answer<find_coordinator_response>(
+          brook::testing::error_frame(incoming(sample<find_coordinator_request>(v), v), e), v);
+      CHECK(r.error_code == code(e));
+      CHECK(r.node_id == broker_id(-1));
+      CHECK(r.port == -1);
+    }
+    for (std::int16_t v : {std::int16_t{4}, std::int16_t{6}}) {
+      auto r = decode_answer<find_coordinator_response>(
+          brook::testing::error_frame(incoming(sample<find_coordinator_request>(v), v), e), v);
+      REQUIRE(r.coordinators.size() == 2);
+      CHECK(r.coordinators[1].key == "h");
+      CHECK(r.coordinators[1].error_code == code(e));
+      CHECK(r.coordinators[1].node_id == broker_id(-1));
+      CHECK(r.coordinators[1].port == -1);
+    }
   }
   SECTION("OffsetCommit and OffsetFetch: every partition") {
     auto c = decode_answer<offset_commit_response>(
         brook::testing::error_frame(incoming(sample<protocol::offset_commit_request>(8), 8), e), 8);
     REQUIRE(c.topics.size() == 2);
     CHECK(c.topics[1].partitions.size() == 2);
-    auto f1 = decode_answer<offset_fetch_response>(
-        brook::testing::error_frame(incoming(sample<offset_fetch_request>(1), 1), e), 1);
-    REQUIRE(f1.topics.size() == 2);
-    CHECK(f1.topics[0].partitions[1].committed_offset == offset(-1));
-    auto f8 = decode_answer<offset_fetch_response>(
-        brook::testing::error_frame(incoming(sample<offset_fetch_request>(8), 8), e), 8);
-    REQUIRE(f8.groups.size() == 2);
-    CHECK(f8.groups[1].group_id == "h");
-    CHECK(f8.groups[1].topics.at(0).partitions.size() == 2);
+    for (std::int16_t v : {std::int16_t{0}, std::int16_t{1}, std::int16_t{7}}) {  // the group's topics
+      auto f = decode_answer<offset_fetch_response>(
+          brook::testing::error_frame(incoming(sample<offset_fetch_request>(v), v), e), v);
+      REQUIRE(f.topics.size() == 2);
+      CHECK(f.topics[1].name == "b");
+      REQUIRE(f.topics[0].partitions.size() == 2);
+      CHECK(f.topics[0].partitions[1].partition_index == partition_id(1));
+      CHECK(f.topics[0].partitions[1].committed_offset == offset(-1));
+      CHECK(f.topics[0].partitions[1].error_code == code(e));
+    }
+    for (std::int16_t v : {std::int16_t{8}, std::int16_t{9}}) {  // each group's topics
+      auto f = decode_answer<offset_fetch_response>(
+          brook::testing::error_frame(incoming(sample<offset_fetch_request>(v), v), e), v);
+      REQUIRE(f.groups.size() == 2);
+      CHECK(f.groups[1].group_id == "h");
+      CHECK(f.groups[1].error_code == code(e));
+      REQUIRE(f.groups[1].topics.size() == 1);
+      CHECK(f.groups[1].topics[0].name == "a");
+      REQUIRE(f.groups[1].topics[0].partitions.size() == 2);
+      CHECK(f.groups[1].topics[0].partitions[1].partition_index == partition_id(1));
+      CHECK(f.groups[1].topics[0].partitions[1].committed_offset == offset(-1));
+      CHECK(f.groups[1].topics[0].partitions[1].error_code == code(e));
+    }
   }
 }
 

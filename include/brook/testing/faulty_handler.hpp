@@ -162,58 +162,63 @@ inline protocol::offset_commit_response error_answer(const protocol::offset_comm
   return out;
 }
 
+// The topics an OffsetFetch named, each partition with `code` and no committed offset. v0-7
+// (the group's topics) and v8+ (each group's) have the same shape under different type names.
+template <typename ResponseTopic, typename RequestTopic>
+std::vector<ResponseTopic> offset_fetch_topics(const std::optional<std::vector<RequestTopic>>& topics,
+                                               std::int16_t code) {
+  std::vector<ResponseTopic> out;
+  if (!topics) return out;  // null: all topics, none named
+  for (const auto& t : *topics) {
+    auto& rt = out.emplace_back();
+    rt.name = t.name;
+    for (partition_id p : t.partition_indexes) {
+      auto& rp = rt.partitions.emplace_back();
+      rp.partition_index = p;
+      rp.committed_offset = offset(-1);
+      rp.error_code = code;
+    }
+  }
+  return out;
+}
+
 inline protocol::offset_fetch_response error_answer(const protocol::offset_fetch_request& q, std::int16_t code,
                                                     std::int16_t version) {
   protocol::offset_fetch_response out;
   if (version <= 7) {
     out.error_code = code;  // v2-7; ignorable before
-    for (const auto& t : q.topics.value_or(std::vector<protocol::offset_fetch_request_topic>{})) {
-      auto& rt = out.topics.emplace_back();
-      rt.name = t.name;
-      for (partition_id p : t.partition_indexes) {
-        auto& rp = rt.partitions.emplace_back();
-        rp.partition_index = p;
-        rp.committed_offset = offset(-1);
-        rp.error_code = code;
-      }
-    }
+    out.topics = offset_fetch_topics<protocol::offset_fetch_response_topic>(q.topics, code);
     return out;
   }
   for (const auto& g : q.groups) {
     auto& rg = out.groups.emplace_back();
     rg.group_id = g.group_id;
     rg.error_code = code;
-    for (const auto& t : g.topics.value_or(std::vector<protocol::offset_fetch_request_topics>{})) {
-      auto& rt = rg.topics.emplace_back();
-      rt.name = t.name;
-      for (partition_id p : t.partition_indexes) {
-        auto& rp = rt.partitions.emplace_back();
-        rp.partition_index = p;
-        rp.committed_offset = offset(-1);
-        rp.error_code = code;
-      }
-    }
+    rg.topics = offset_fetch_topics<protocol::offset_fetch_response_topics>(g.topics, code);
   }
   return out;
+}
+
+// No coordinator for a key: v0-3 answer at the top level, v4+ once per key; same fields.
+template <typename Coordinator>
+void no_coordinator(Coordinator& c, std::int16_t code) {
+  c.error_code = code;
+  c.error_message = std::nullopt;
+  c.node_id = broker_id(-1);
+  c.port = -1;
 }
 
 inline protocol::find_coordinator_response error_answer(const protocol::find_coordinator_request& q, std::int16_t code,
                                                         std::int16_t version) {
   protocol::find_coordinator_response out;
   if (version <= 3) {
-    out.error_code = code;
-    out.error_message = std::nullopt;
-    out.node_id = broker_id(-1);
-    out.port = -1;
+    no_coordinator(out, code);
     return out;
   }
   for (const auto& key : q.coordinator_keys) {
     auto& c = out.coordinators.emplace_back();
     c.key = key;
-    c.node_id = broker_id(-1);
-    c.port = -1;
-    c.error_code = code;
-    c.error_message = std::nullopt;
+    no_coordinator(c, code);
   }
   return out;
 }
