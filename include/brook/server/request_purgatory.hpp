@@ -10,8 +10,13 @@
 // operations. Changes are coalesced: however many appends happen while a re-check is
 // queued, one re-check runs. Nothing polls and no thread sleeps on a request.
 //
-// Thread-safety: park() from any thread; stop() once, from the owner's thread. The
-// operations' try_complete() and expire() run on the purgatory's thread only.
+// The purgatory listens to the notifier only while a request is parked: the loop adds its
+// listener when the first one parks and removes it when the last one leaves, so an append
+// into an idle purgatory's directory sees no listener and takes no lock.
+//
+// Thread-safety: park(), parked() and listening() from any thread; stop() from the owner's
+// thread. The operations' try_complete() and expire(), and the adding and removing of the
+// listener, run on the purgatory's thread only.
 #pragma once
 
 #include <atomic>
@@ -44,9 +49,8 @@ class request_purgatory {
     virtual void expire() = 0;
   };
 
-  /// Listens to `n`, which must outlive the purgatory.
+  /// Listens to `n` while a request is parked; `n` must outlive the purgatory.
   explicit request_purgatory(notifier& n) : notifier_(n), guard_(boost::asio::make_work_guard(*loop_)) {
-    listener_ = notifier_.add_listener([this] { changed(); });
     thread_ = std::thread([this] { loop_->run(); });
   }
   request_purgatory(const request_purgatory&) = delete;
@@ -63,13 +67,13 @@ class request_purgatory {
       return op->expire();
     }
     boost::asio::post(*loop_, [this, op = std::move(op), deadline, done]() mutable {
-      // Counted before the first try, and the notifier's sequence read after counting: an
-      // append either lands before that read (the try sees its data) or its notify sees the
-      // count (changed() queues a re-check). Both are seq_cst, as in notifier itself.
+      // Listening before the first try (listen()), so a change after the caller's own check
+      // is either seen by this try or wakes a re-check.
       count_.fetch_add(1, std::memory_order_seq_cst);
-      (void)notifier_.sequence();
+      listen();
       if (op->try_complete()) {
         count_.fetch_sub(1, std::memory_order_seq_cst);
+        unlisten_if_idle();
         return;
       }
       const std::uint64_t id = ++next_id_;
@@ -86,12 +90,14 @@ class request_purgatory {
 
   /// Parked requests now, with one being tried for the first time (a test's view).
   std::size_t parked() const noexcept { return count_.load(std::memory_order_seq_cst); }
+  /// Whether the purgatory's listener is on the notifier now (a test's view): from the first
+  /// park until the last parked request leaves.
+  bool listening() const noexcept { return listener_.load(std::memory_order_acquire) != 0; }
 
   /// Expires every parked request (each answers with what it has) and joins the thread.
   /// Requests parked later expire at once. Idempotent.
   void stop() {
     if (!thread_.joinable()) return;
-    notifier_.remove_listener(listener_);
     {
       std::lock_guard l(park_mu_);  // every park() before this has posted; later ones expire
       closed_ = true;
@@ -103,9 +109,12 @@ class request_purgatory {
         e.timer->cancel();
         e.op->expire();
       }
+      unlisten_if_idle();
     });
     guard_.reset();
     thread_.join();
+    BROOK_ASSERT(parked_.empty() && !listening(), "the purgatory stopped with {} requests parked, listening: {}",
+                 parked_.size(), listening());
   }
 
  private:
@@ -114,15 +123,36 @@ class request_purgatory {
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
 
-  // On the notifying thread, under the notifier's lock: only queue a re-check, and only
-  // when something waits (an idle purgatory costs an append no wake-up).
+  // On the loop's thread. Adds the listener if it is not on. The notifier counts it
+  // (seq_cst) before the sequence is read here (seq_cst), and notify() bumps the sequence
+  // before it reads that count: so a notify either finds the listener (changed() queues a
+  // re-check or finds one queued, and that runs after the caller's try) or bumped a
+  // sequence this read sees, and then the data of the change is visible to the caller's
+  // try. Already on, the listener has been there since before the caller's post.
+  void listen() {
+    if (listener_.load(std::memory_order_relaxed) != 0) return;
+    listener_.store(notifier_.add_listener([this] { changed(); }), std::memory_order_release);
+    (void)notifier_.sequence();
+  }
+  // On the loop's thread: removes the listener once nothing is parked. A change after this
+  // finds no listener; a re-check it queued before runs on an empty map.
+  void unlisten_if_idle() {
+    const std::uint64_t id = listener_.load(std::memory_order_relaxed);
+    if (id == 0 || !parked_.empty()) return;
+    notifier_.remove_listener(id);  // only takes the notifier's lock: changed() never blocks
+    listener_.store(0, std::memory_order_release);
+  }
+
+  // On the notifying thread, under the notifier's lock: only queue a re-check. The listener
+  // is on only while something is parked.
   void changed() {
-    if (count_.load(std::memory_order_seq_cst) == 0) return;
     if (!recheck_queued_.exchange(true, std::memory_order_acq_rel)) boost::asio::post(*loop_, [this] { recheck(); });
   }
 
   void recheck() {
-    recheck_queued_.store(false, std::memory_order_release);  // a change from now on queues another
+    // A change from now on queues another. An exchange, not a store: it reads the true of
+    // the last changed() that found one queued, so that change's data is visible below.
+    recheck_queued_.exchange(false, std::memory_order_acq_rel);
     for (auto it = parked_.begin(); it != parked_.end();) {
       if (it->second.op->try_complete()) {
         it->second.timer->cancel();
@@ -132,6 +162,7 @@ class request_purgatory {
         ++it;
       }
     }
+    unlisten_if_idle();
   }
 
   // Takes parked request `id` out: expired (answers) or abandoned (drops).
@@ -141,6 +172,7 @@ class request_purgatory {
     entry e = std::move(it->second);
     parked_.erase(it);
     count_.fetch_sub(1, std::memory_order_seq_cst);
+    unlisten_if_idle();
     e.timer->cancel();
     if (expire) e.op->expire();
   }
@@ -148,7 +180,7 @@ class request_purgatory {
   notifier& notifier_;
   std::shared_ptr<boost::asio::io_context> loop_ = std::make_shared<boost::asio::io_context>(1);
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
-  std::uint64_t listener_ = 0;
+  std::atomic<std::uint64_t> listener_{0};  // the notifier's id, 0 when off; written on the loop's thread only
   std::thread thread_;
   std::atomic<bool> recheck_queued_{false};
   std::atomic<std::size_t> count_{0};  // parked, or being tried for the first time
