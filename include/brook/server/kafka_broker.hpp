@@ -44,9 +44,11 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -492,20 +494,28 @@ inline void kafka_broker::answer(const incoming_request& req, const protocol::me
 
 // Kafka: once one topic of the request has an id, the topics are those ids (entries with a
 // name only are not looked at), each answered once; an id no topic has is UNKNOWN_TOPIC_ID
-// with a null name. Nothing is created by id.
+// with a null name. Nothing is created by id. A request may carry millions of ids (a frame
+// of up to socket.request.max.bytes): the ids are looked up in one map of the directory's
+// topics and deduplicated in a set, never by a scan per id.
 inline std::vector<protocol::metadata_response_topic> kafka_broker::describe_by_id(
     const std::vector<protocol::metadata_request_topic>& q) {
+  std::map<uuid, std::string> names;
+  for (auto& name : node_.dir().list_topics()) {
+    auto id = node_.dir().topic_id(name);
+    if (id && !id->is_zero()) names.emplace(*id, std::move(name));
+  }
   std::vector<protocol::metadata_response_topic> out;
-  std::vector<uuid> seen;
+  std::set<uuid> seen;
   for (const auto& t : q) {
-    if (t.topic_id.is_zero() || std::find(seen.begin(), seen.end(), t.topic_id) != seen.end()) continue;
-    seen.push_back(t.topic_id);
-    auto name = node_.dir().topic_name(t.topic_id);
-    if (!name) {
-      out.push_back({.error_code = wire_error_code(name.error()), .name = std::nullopt, .topic_id = t.topic_id});
+    if (t.topic_id.is_zero() || !seen.insert(t.topic_id).second) continue;
+    auto it = names.find(t.topic_id);
+    if (it == names.end()) {
+      out.push_back({.error_code = static_cast<std::int16_t>(errc::unknown_topic_id),
+                     .name = std::nullopt,
+                     .topic_id = t.topic_id});
       continue;
     }
-    out.push_back(describe_for_metadata(*name, false));
+    out.push_back(describe_for_metadata(it->second, false));
   }
   return out;
 }
