@@ -45,8 +45,9 @@ Actions (exactly one):
                 is TOPIC_ALREADY_EXISTS.
   --list        print the topic names, one per line, sorted
   --describe    per topic (all, or only --topic): a line with its name, topic id (as
-                kafka-topics prints it), partition count and config overrides, then a table with one row per partition: log start
-                offset, log end offset, high watermark, size in bytes, segment count
+                kafka-topics prints it), partition count and config overrides, then a
+                table with one row per partition: log start offset, log end offset,
+                high watermark, size in bytes, segment count
   --alter       grow topic --topic to --partitions N partitions (N must be larger than
                 the current count; partitions are never removed, as in Kafka)
   --delete      delete topic --topic and all its records
