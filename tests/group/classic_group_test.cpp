@@ -57,6 +57,16 @@ struct fixture {
     c.run();
     return out;
   }
+  /// Members `a` (the leader) and `b`, joined and synced: Stable at generation 2.
+  void two_stable_members(std::string& a, std::string& b) {
+    join(req(), &a);
+    sync(a, generation_id(1));
+    join(req(), &b);
+    join(req(a));
+    sync(a, generation_id(2));
+    sync(b, generation_id(2));
+    REQUIRE(g.state() == group_state::stable);
+  }
   void tick() {
     group_completions c;
     g.tick(env.clk->now_ms(), false, c);
@@ -122,13 +132,7 @@ TEST_CASE("classic_group: a member that misses its session is removed, the group
           "[group][classic_group]") {
   fixture f;
   std::string a, b;
-  f.join(f.req(), &a);
-  f.sync(a, generation_id(1));
-  f.join(f.req(), &b);
-  f.join(f.req(a));
-  f.sync(a, generation_id(2));
-  f.sync(b, generation_id(2));
-  REQUIRE(f.g.state() == group_state::stable);
+  f.two_stable_members(a, b);
   f.env.clk->advance(5000);
   REQUIRE_OK(f.g.heartbeat(generation_id(2), a, std::nullopt));
   f.env.clk->advance(5000);  // b: 10 s without a heartbeat
@@ -145,13 +149,7 @@ TEST_CASE("classic_group: a stale generation is ILLEGAL_GENERATION even while re
           "[group][classic_group]") {
   fixture f;  // Kafka's classicGroupHeartbeat checks the generation before the group's state
   std::string a, b;
-  f.join(f.req(), &a);
-  f.sync(a, generation_id(1));
-  f.join(f.req(), &b);
-  f.join(f.req(a));
-  f.sync(a, generation_id(2));
-  f.sync(b, generation_id(2));
-  REQUIRE(f.g.state() == group_state::stable);
+  f.two_stable_members(a, b);
   std::string c;
   f.join(f.req(), &c);  // a third member: the group prepares generation 3, a and b must rejoin
   REQUIRE(f.g.state() == group_state::preparing_rebalance);

@@ -36,6 +36,7 @@
 #include <brook/server/kafka_broker.hpp>
 #include <brook/server/tcp_server.hpp>
 
+#include "support/broker_fixture.hpp"
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
@@ -46,6 +47,8 @@ using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
 using brook::test::bytes_of;
+using brook::test::eventually;
+using brook::test::open_test_node;
 using brook::test::wire_client;
 using namespace std::chrono_literals;
 
@@ -206,16 +209,6 @@ std::vector<std::string> values_in(const fetch_response_partition& p) {
   return out;
 }
 
-template <typename Cond>
-bool eventually(Cond cond, std::chrono::milliseconds limit = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 // ------------------------------------------------------------------ the broker
 
 /// The broker with a count of the requests it was handed (what the server read and decoded).
@@ -241,14 +234,6 @@ server_options default_options() {
   o.network_threads = 2;
   o.limits = {.max_frame_size = max_frame_size, .max_in_flight = max_in_flight};
   return o;
-}
-
-std::unique_ptr<node> open_node(const std::filesystem::path& dir) {
-  node_options o;
-  o.housekeeping_interval = std::chrono::milliseconds(0);
-  auto n = node::open(dir, std::move(o));
-  if (!n) FAIL("node::open: " << n.error().to_string());
-  return std::move(*n);
 }
 
 /// A node with topic "t", its broker behind a started server.
@@ -301,11 +286,11 @@ struct broker_under_attack {
 
   /// Waits (bounded) until `n` connections are open.
   bool connections_become(std::size_t count) {
-    return eventually([&] { return s.connections() == count; });
+    return eventually([&] { return s.connections() == count; }, 15s);
   }
 
   brook::test::temp_dir tmp{"hostile"};
-  std::unique_ptr<node> n = open_node(tmp.path());
+  std::unique_ptr<node> n = open_test_node(tmp.path());
   kafka_broker b{*n};
   counting_handler counter{b};
   tcp_server s;
@@ -505,7 +490,7 @@ TEST_CASE("a client that pipelines and never reads is held back", "[server][brok
       stalls = 0;
     }
   }
-  REQUIRE(eventually([&] { return a.counter.handled() - handled_before >= max_in_flight; }));
+  REQUIRE(eventually([&] { return a.counter.handled() - handled_before >= max_in_flight; }, 15s));
   std::this_thread::sleep_for(300ms);  // room for a server that would read on
   const std::size_t handled = a.counter.handled() - handled_before;
   const std::size_t request_size = stream.size() / requests;

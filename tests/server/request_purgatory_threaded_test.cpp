@@ -14,11 +14,13 @@
 #include <brook/core/notifier.hpp>
 #include <brook/server/request_purgatory.hpp>
 
+#include "support/eventually.hpp"
 #include "support/seeds.hpp"
 
 using namespace brook;
 using namespace brook::server;
 using namespace std::chrono_literals;
+using brook::test::eventually;
 
 namespace {
 
@@ -47,16 +49,6 @@ struct counting_op : request_purgatory::operation {
   }
   void expire() override { ++expired; }
 };
-
-template <typename Pred>
-bool eventually(Pred p) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!p()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 reply no_reply(std::shared_ptr<answer_watch> w = {}) {
   return reply([](std::optional<protocol::response_frame>) {}, std::move(w));

@@ -17,6 +17,7 @@
 #include <brook/server/tcp_server.hpp>
 
 #include "support/checks.hpp"
+#include "support/eventually.hpp"
 #include "support/wire_bytes.hpp"
 #include "support/wire_client.hpp"
 
@@ -24,6 +25,7 @@ using namespace brook;
 using namespace brook::protocol;
 using namespace brook::server;
 using brook::test::bytes_of;
+using brook::test::eventually;
 
 namespace {
 
@@ -101,17 +103,6 @@ std::vector<std::byte> heartbeat(std::int32_t corr) {
 }
 std::vector<std::byte> api_versions(std::int32_t corr) {
   return *encode_request({18, 3, corr, "c"}, api_versions_request{"brook-test", "1"});
-}
-
-/// Waits (bounded) until cond() holds.
-template <typename Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
 }
 
 }  // namespace

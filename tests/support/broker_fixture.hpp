@@ -25,6 +25,7 @@
 #include <brook/embedded.hpp>
 #include <brook/server/kafka_broker.hpp>
 
+#include "support/eventually.hpp"
 #include "support/temp_dir.hpp"
 
 namespace brook::test {
@@ -48,16 +49,5 @@ struct broker_fixture {
   std::unique_ptr<node> n;
   server::kafka_broker b;
 };
-
-/// Whether `cond` holds within 10 s (checked every 2 ms): a bounded wait, not a timing.
-template <typename Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
 
 }  // namespace brook::test
