@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include <brook/client/consumer.hpp>
@@ -9,6 +10,7 @@
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_codecs.hpp"
 
 using namespace brook;
 using brook::test::temp_dir;
@@ -428,4 +430,132 @@ TEST_CASE("a consumer reads any fetch_source: data_dir_source", "[client][consum
   auto r = drain(c, 4);
   REQUIRE(r.size() == 4);
   CHECK(r[3].value == "0:3");
+}
+
+namespace {
+// A data directory whose logs read (and producers write) all four codecs.
+struct codec_fixture {
+  temp_dir t;
+  std::unique_ptr<data_dir> dd;
+  explicit codec_fixture(bool with_codecs = true) {
+    data_dir_options o;
+    if (with_codecs) o.defaults.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+    auto r = data_dir::open(t.path(), o);
+    REQUIRE(r);
+    dd = std::move(*r);
+    topic_config tc;
+    tc.partitions = 1;
+    REQUIRE(dd->create_topic("t", tc));
+  }
+};
+}  // namespace
+
+TEST_CASE("compressed batches from the producer read back through the consumer", "[client][consumer][compression]") {
+  for (auto type : test::every_compression_type) {
+    INFO(compression_name(type));
+    codec_fixture f;
+    producer_config pc;
+    pc.compression = type;
+    pc.linger = 50ms;  // batches of many records
+    producer p(*f.dd, pc);
+    std::vector<std::future<result<record_metadata>>> futs;
+    for (int i = 0; i < 300; ++i) {
+      const std::string key = "k" + std::to_string(i % 7);
+      const std::string value = fmt::format(R"({{"n":{},"pad":"{}"}})", i, std::string(i % 50, 'x'));
+      futs.push_back(p.send(producer_record{"t", partition_id(0), key, value, {}, 1000 + i}));
+    }
+    REQUIRE(p.flush());
+    for (auto& fu : futs) REQUIRE_OK(fu.get());
+    // Stored compressed: every batch on disk carries the codec.
+    auto part = *f.dd->get_partition("t", partition_id(0));
+    auto slice = part->read(offset(0), read_options{});
+    REQUIRE_OK(slice);
+    std::size_t batches = 0;
+    REQUIRE_OK(slice->for_each_batch(
+        [&](const record_batch_view& v) {
+          CHECK(v.compression() == type);
+          ++batches;
+        },
+        batch_check{true, false}));
+    CHECK(batches >= 1);
+    // A consumer from the beginning, and one starting inside a compressed batch.
+    auto c = consumer(*f.dd, earliest());
+    REQUIRE(c.assign({tp(0)}));
+    auto all = drain(c, 300);
+    REQUIRE(all.size() == 300);
+    for (int i = 0; i < 300; ++i) {
+      CHECK(all[i].offset == offset(i));
+      CHECK(*all[i].value == fmt::format(R"({{"n":{},"pad":"{}"}})", i, std::string(i % 50, 'x')));
+      CHECK(all[i].timestamp == 1000 + i);
+    }
+    auto mid = consumer(*f.dd, earliest());
+    REQUIRE(mid.assign({tp(0)}));
+    REQUIRE(mid.seek(tp(0), offset(137)));
+    auto rest = drain(mid, 163);
+    REQUIRE(rest.size() == 163);
+    CHECK(rest.front().offset == offset(137));
+    CHECK(rest.back().offset == offset(299));
+  }
+}
+
+TEST_CASE("a poll's records from many compressed batches stay valid together", "[client][consumer][compression]") {
+  codec_fixture f;
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  const auto codecs = test::all_codecs();
+  record_batch_builder b;
+  for (int i = 0; i < 20; ++i) {
+    b.reset();
+    for (int j = 0; j < 5; ++j) b.append(1000, "k", fmt::format("batch {} record {}", i, j));
+    auto s = b.finish(**codecs.get(compression_type::zstd), 3);
+    REQUIRE(s);
+    REQUIRE(part->append(*s));
+  }
+  auto cc = earliest();
+  cc.max_poll_records = 1000;
+  auto c = consumer(*f.dd, cc);
+  REQUIRE(c.assign({tp(0)}));
+  auto r = c.poll(1s);
+  REQUIRE(r);
+  REQUIRE(r->size() == 100);
+  // Read only after the poll: each record points into its own batch's decompressed bytes.
+  for (std::size_t i = 0; i < r->size(); ++i)
+    CHECK((*r)[i].value().to_string() == fmt::format("batch {} record {}", i / 5, i % 5));
+}
+
+TEST_CASE("codecs that are not enabled fail clearly", "[client][consumer][producer][compression]") {
+  SECTION("a producer whose codec is not enabled fails every send") {
+    codec_fixture f(false);
+    producer_config pc;
+    pc.compression = compression_type::snappy;
+    producer p(*f.dd, pc);
+    auto r = p.send(producer_record{"t", partition_id(0), "k", "v", {}, 1000}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::unsupported_compression_type);
+    CHECK_THAT(r.error().message(), Catch::Contains("snappy"));
+  }
+  SECTION("a level out of range is invalid_config") {
+    codec_fixture f;
+    producer_config pc;
+    pc.compression = compression_type::gzip;
+    pc.compression_gzip_level = 10;
+    producer p(*f.dd, pc);
+    auto r = p.send(producer_record{"t", partition_id(0), "k", "v", {}, 1000}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_config);
+  }
+  SECTION("a consumer without the codec fails the poll, naming it") {
+    codec_fixture f;
+    producer_config pc;
+    pc.compression = compression_type::lz4;
+    producer p(*f.dd, pc);
+    REQUIRE_OK(p.send(producer_record{"t", partition_id(0), "k", "v", {}, 1000}).get());
+    auto cc = earliest();
+    cc.codecs.add(std::make_shared<codecs::gzip_codec>());  // its own codecs, without lz4
+    auto c = consumer(*f.dd, cc);
+    REQUIRE(c.assign({tp(0)}));
+    auto r = c.poll(100ms);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::unsupported_compression_type);
+    CHECK_THAT(r.error().message(), Catch::Contains("lz4"));
+  }
 }

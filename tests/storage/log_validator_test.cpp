@@ -7,6 +7,7 @@
 
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
+#include "support/test_codecs.hpp"
 
 using namespace brook;
 using brook::test::make_batch;
@@ -217,4 +218,105 @@ TEST_CASE("validate_append refuses offsets past 2^63-1", "[storage][log_validato
   auto ok_ = validate(last, log_config{}, offset(max - 1));
   REQUIRE_OK(ok_);
   CHECK(ok_->result.last_offset == offset(max - 1));
+}
+
+namespace {
+// n records "k<i>" -> "v-<i>" at ts.. compressed with `t`.
+std::vector<std::byte> make_compressed(int n, compression_type t, std::int64_t ts = 1'000) {
+  const auto codecs = test::all_codecs();
+  record_batch_builder b;
+  for (int i = 0; i < n; ++i) b.append(ts + i, "k" + std::to_string(i), "v-" + std::to_string(i));
+  auto s = b.finish(**codecs.get(t), (*codecs.get(t))->default_level());
+  REQUIRE(s);
+  return {s->begin(), s->end()};
+}
+log_config with_codecs() {
+  log_config cfg;
+  cfg.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  return cfg;
+}
+}  // namespace
+
+TEST_CASE("validate_append keeps a producer's compressed batch as it came", "[storage][log_validator][compression]") {
+  const auto cfg = with_codecs();
+  for (auto t : test::every_compression_type) {
+    INFO(compression_name(t));
+    auto b = make_compressed(4, t, 100);
+    const auto payload = std::vector<std::byte>(b.begin() + batch_layout::records, b.end());
+    auto v = validate(b, cfg, offset(10));
+    REQUIRE_OK(v);
+    CHECK(v->result.base_offset == offset(10));
+    CHECK(v->result.last_offset == offset(13));
+    CHECK(v->result.records == 4);
+    CHECK(v->max_timestamp == 103);
+    // In place: the codec payload is untouched; only the base offset moved.
+    CHECK(std::vector<std::byte>(b.begin() + batch_layout::records, b.end()) == payload);
+    batch_decompressor d(test::all_codecs());
+    auto view = record_batch_view::parse(b, d);
+    REQUIRE_OK(view);
+    CHECK(view->compression() == t);
+    std::vector<std::int64_t> offs;
+    for (const record_view& r : *view) offs.push_back(r.offset().value());
+    CHECK(offs == std::vector<std::int64_t>{10, 11, 12, 13});
+  }
+}
+
+TEST_CASE("validate_append checks a compressed batch's records as Kafka's LogValidator does",
+          "[storage][log_validator][compression]") {
+  const auto cfg = with_codecs();
+  SECTION("a codec the log was not given is unsupported_compression_type") {
+    auto b = make_compressed(2, compression_type::lz4);
+    auto v = validate(b, log_config{}, offset(0));
+    REQUIRE_FALSE(v);
+    CHECK(v.error() == errc::unsupported_compression_type);
+    CHECK_THAT(v.error().message(), Catch::Contains("lz4"));
+  }
+  SECTION("recordsCount that disagrees with the inner records is corrupt_message") {
+    auto three = make_compressed(3, compression_type::zstd);
+    auto two = make_compressed(2, compression_type::zstd);
+    // Two records' payload under a header claiming three.
+    std::vector<std::byte> b(three.begin(), three.begin() + batch_layout::records);
+    b.insert(b.end(), two.begin() + batch_layout::records, two.end());
+    detail::store_be32(b.data() + batch_layout::batch_length,
+                       static_cast<std::int32_t>(b.size() - batch_layout::log_overhead));
+    update_batch_crc(b);
+    auto v = validate(b, cfg, offset(0));
+    REQUIRE_FALSE(v);
+    CHECK(v.error() == errc::corrupt_message);
+  }
+  SECTION("a key-less record on a compacted log is invalid_record") {
+    record_batch_builder bld;
+    bld.append(1, nullable_bytes::null(), "v");
+    auto s = bld.finish(**cfg.codecs->get(compression_type::gzip), -1);
+    REQUIRE(s);
+    std::vector<std::byte> b(s->begin(), s->end());
+    auto compacted = cfg;
+    compacted.cleanup = cleanup_policy::compact;
+    auto v = validate(b, compacted, offset(0));
+    REQUIRE_FALSE(v);
+    CHECK(v.error() == errc::invalid_record);
+  }
+  SECTION("timestamps out of range are invalid_timestamp") {
+    auto b = make_compressed(2, compression_type::snappy, 1);
+    auto strict = cfg;
+    strict.message_timestamp_before_max = std::chrono::milliseconds(10);
+    auto v = validate(b, strict, offset(0), {}, 5'000);
+    REQUIRE_FALSE(v);
+    CHECK(v.error() == errc::invalid_timestamp);
+  }
+  SECTION("a replica's compressed batch is copied by its CRC, without the codec") {
+    auto b = make_compressed(3, compression_type::zstd);
+    set_batch_base_offset(b, offset(7));
+    const auto before = b;
+    append_options ao;
+    ao.assign_offsets = false;
+    auto v = validate(b, log_config{}, offset(7), ao);
+    REQUIRE_OK(v);
+    CHECK(v->result.last_offset == offset(9));
+    CHECK(b == before);
+    b.back() ^= std::byte{1};
+    auto bad = validate(b, log_config{}, offset(7), ao);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error() == errc::corrupt_message);
+  }
 }

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/record_batch.hpp>
@@ -65,6 +67,38 @@ inline bytes build_batch(const std::vector<test_record>& recs, brook::offset bas
   }
   auto s = b.finish();
   return bytes(s.begin(), s.end());
+}
+
+/// Builds one batch of `recs` compressed with `codec` at its default level.
+inline bytes build_batch(const std::vector<test_record>& recs, const compression_codec& codec,
+                         brook::offset base = brook::offset{0}, batch_options opts = {}) {
+  record_batch_builder b(opts, 64);
+  b.reset(base);
+  std::vector<record_header> hs;
+  for (const auto& r : recs) {
+    hs.clear();
+    for (const auto& h : r.headers) hs.push_back(record_header{h.key, to_nullable(h.value)});
+    b.append(r.ts, to_nullable(r.key), to_nullable(r.value), hs);
+  }
+  auto s = b.finish(codec, codec.default_level());
+  REQUIRE(s.has_value());
+  return bytes(s->begin(), s->end());
+}
+
+/// The header of `batch` (its attributes' codec bits set to `codec`) followed by `payload`
+/// as the records, with batchLength and the CRC made to match: a compressed batch whose
+/// payload says whatever a test wants.
+inline bytes with_payload(const bytes& batch, compression_type codec, std::span<const std::byte> payload) {
+  bytes out(batch_layout::header_size + payload.size());
+  std::memcpy(out.data(), batch.data(), batch_layout::header_size);
+  if (!payload.empty()) std::memcpy(out.data() + batch_layout::header_size, payload.data(), payload.size());
+  const auto attrs = static_cast<std::uint16_t>(detail::load_be16(out.data() + batch_layout::attributes));
+  detail::store_be16(out.data() + batch_layout::attributes,
+                     static_cast<std::int16_t>((attrs & ~0x7) | static_cast<int>(codec)));
+  detail::store_be32(out.data() + batch_layout::batch_length,
+                     static_cast<std::int32_t>(out.size() - batch_layout::log_overhead));
+  update_batch_crc(std::span<std::byte>(out));
+  return out;
 }
 
 /// The records of a parsed batch, as owning models (timestamps as the view reports them).

@@ -46,9 +46,11 @@
 
 #include <brook/client/consumer_record.hpp>
 #include <brook/client/fetch_source.hpp>
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/linkage.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/batch_decompressor.hpp>
 #include <brook/storage/data_dir.hpp>
 
 namespace brook {
@@ -70,6 +72,15 @@ struct consumer_config {
   offset_reset auto_offset_reset = offset_reset::latest;
   /// check.crcs: verify each batch's CRC-32C before handing out its records. Default true.
   bool check_crcs = true;
+  /// The codecs compressed batches are decompressed with (compression/compression_codec.hpp).
+  /// Left at `none` only, a consumer takes its source's: a data directory's
+  /// log_config::codecs, which a node's options set. A batch of a codec not enabled fails
+  /// the poll with unsupported_compression_type naming it.
+  compression_codecs codecs{};
+  /// The most bytes one compressed batch may decompress to: more is record_too_large.
+  /// brook's own bound against decompression bombs (Kafka's consumers have none); default
+  /// 128 MiB.
+  std::size_t max_decompressed_batch_bytes = default_max_decompressed_batch_bytes;
 };
 
 class consumer {
@@ -178,6 +189,8 @@ class consumer {
   };
 
   state* find(const topic_partition& tp);
+  /// The codecs: the config's, or the source's when the config names none; sets up dec_.
+  void init_codecs();
   static brook::error not_assigned(const topic_partition& tp);
 
   result<void> seek_to(const std::vector<topic_partition>& tps, offset_reset where);
@@ -208,6 +221,7 @@ class consumer {
   std::unique_ptr<fetch_source> owned_source_;  // set when constructed from a data_dir
   fetch_source& src_;
   consumer_config cfg_;
+  batch_decompressor dec_;  ///< retaining: a poll's records live in its consumer_records
   std::map<topic_partition, state> parts_;
   std::size_t rotate_ = 0;
   std::atomic<bool> wakeup_{false};

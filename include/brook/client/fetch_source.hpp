@@ -32,6 +32,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
@@ -76,6 +77,9 @@ class fetch_source {
   /// Moves whenever a high watermark, a leadership or a topic may have changed: waiting
   /// consumers wake, then ask again.
   virtual brook::notifier& notifier() const = 0;
+  /// The codecs the source's compressed batches are read with unless a consumer names its
+  /// own (a data directory's log_config::codecs). Null: `none` only.
+  virtual std::shared_ptr<const compression_codecs> codecs() const { return nullptr; }
 };
 
 /// A source whose partitions are brook::partition objects of this process (a data
@@ -106,12 +110,13 @@ class partition_source : public fetch_source {
 /// call reports errc::closed (a poll blocked on it wakes and learns why).
 class data_dir_source final : public partition_source {
  public:
-  explicit data_dir_source(data_dir& dd) : anchor_(dd.anchor()) {}
+  explicit data_dir_source(data_dir& dd) : anchor_(dd.anchor()), codecs_(dd.codecs()) {}
   std::uint64_t metadata_version() const override { return anchor_->metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override {
     return anchor_->partition_count(topic);
   }
   brook::notifier& notifier() const override { return *anchor_->notify; }
+  std::shared_ptr<const compression_codecs> codecs() const override { return codecs_; }
 
  private:
   result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
@@ -119,6 +124,7 @@ class data_dir_source final : public partition_source {
   }
 
   std::shared_ptr<data_dir_anchor> anchor_;
+  std::shared_ptr<const compression_codecs> codecs_;
 };
 
 }  // namespace brook

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/data_dir.hpp>
@@ -40,6 +41,9 @@ class produce_target {
   /// calls `done` exactly once, on this thread or another, never under a lock of the caller.
   virtual void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                        std::chrono::milliseconds request_timeout, append_callback done) = 0;
+  /// The codecs a producer compresses with unless it names its own (a data directory's
+  /// log_config::codecs). Null: `none` only.
+  virtual std::shared_ptr<const compression_codecs> codecs() const { return nullptr; }
 };
 
 /// A data directory as the target: appends complete at once.
@@ -47,7 +51,8 @@ class data_dir_target final : public produce_target {
  public:
   /// Holds the directory's anchor, not the directory: once the data_dir is destroyed,
   /// produce() reports errc::closed.
-  explicit data_dir_target(data_dir& dd) : anchor_(dd.anchor()), clock_(dd.clock()) {}
+  explicit data_dir_target(data_dir& dd) : anchor_(dd.anchor()), clock_(dd.clock()), codecs_(dd.codecs()) {}
+  std::shared_ptr<const compression_codecs> codecs() const override { return codecs_; }
   std::uint64_t metadata_version() const override { return anchor_->metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override {
     return anchor_->partition_count(topic);
@@ -70,6 +75,7 @@ class data_dir_target final : public produce_target {
  private:
   std::shared_ptr<data_dir_anchor> anchor_;
   std::shared_ptr<const brook::clock> clock_;
+  std::shared_ptr<const compression_codecs> codecs_;
 };
 
 }  // namespace brook

@@ -57,6 +57,8 @@
 
 #include <brook/client/partitioner.hpp>
 #include <brook/client/produce_target.hpp>
+#include <brook/compression/compression_codec.hpp>
+#include <brook/compression/compression_type.hpp>
 #include <brook/core/linkage.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -116,6 +118,20 @@ struct producer_config {
   std::shared_ptr<brook::partitioner> partitioner{};
   /// request.timeout.ms: how long a batch may wait for acks=all. Default 30000.
   std::chrono::milliseconds request_timeout{30000};
+  /// compression.type: the codec each batch is compressed with, once, on the sending thread.
+  /// Default none.
+  compression_type compression = compression_type::none;
+  /// compression.gzip.level: -1 (zlib's default, 6) or 1..9. Default -1.
+  int compression_gzip_level = -1;
+  /// compression.lz4.level: 1..17. Default 9.
+  int compression_lz4_level = 9;
+  /// compression.zstd.level: ZSTD_minCLevel()..22. Default 3.
+  int compression_zstd_level = 3;
+  /// The codecs `compression` is found in (compression/compression_codec.hpp). Left at `none`
+  /// only, the producer takes its target's: a data directory's log_config::codecs. A codec
+  /// not enabled, or a level out of its range, fails every send with the error
+  /// (unsupported_compression_type, invalid_config) as Kafka's producer fails to construct.
+  compression_codecs codecs{};
 };
 
 class producer {
@@ -160,7 +176,6 @@ class producer {
     std::chrono::steady_clock::time_point deadline;
     std::size_t reserved = 0;     // bytes counted against buffer.memory
     std::uint64_t first_seq = 0;  // send() sequence number of the first record
-    std::span<std::byte> sent;    // the finished batch, once sent
   };
   struct topic_cache {
     std::uint64_t version = ~0ull;
@@ -204,6 +219,8 @@ class producer {
   /// Hands one batch to the target; its completion (now or later, on any thread) completes
   /// the records and releases the batch. Runs on the sender thread without the producer lock.
   void send_batch(std::unique_ptr<batch> owned);
+  /// Finishes a batch, compressed with codec_ when there is one.
+  result<std::span<std::byte>> finish(record_batch_builder& builder) const;
 
   void complete(std::unique_ptr<batch> b, const result<append_result>& r);
   /// Sends each record of a refused batch again as a batch of its own, then completes `b`.
@@ -217,7 +234,10 @@ class producer {
   std::unique_ptr<produce_target> owned_target_;
   produce_target& target_;
   producer_config cfg_;
-  std::mutex close_mu_;  // serialises close()
+  const compression_codec* codec_ = nullptr;  ///< null: batches are not compressed
+  int level_ = 0;
+  std::optional<brook::error> config_error_;  ///< what every send fails with
+  std::mutex close_mu_;                       // serialises close()
   std::mutex mu_;
   std::condition_variable cv_;        // sender: work or a deadline
   std::condition_variable space_cv_;  // send(): buffer space

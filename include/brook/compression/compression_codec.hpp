@@ -8,8 +8,6 @@
 //   codecs.add(std::make_shared<brook::codecs::zstd_codec>());
 //   auto codec = codecs.get(brook::compression_type::zstd);   // or unsupported_compression_type
 //
-// Until issue 14's later steps, record batches do not use the codecs yet.
-//
 // Levels are Kafka's (KIP-390, `compression.<codec>.level`), not the libraries' own: each
 // codec maps them. What `compress` appends is the framing Kafka's Java client writes for
 // magic-2 batches; `decompress` reads every framing a real Kafka client writes
@@ -107,6 +105,13 @@ class compression_codecs {
     BROOK_ASSERT(id >= 1 && id <= max_compression_type_id, "compression_codecs::add: a codec of type id {}", id);
     codecs_[static_cast<std::size_t>(id)] = std::move(codec);
     return *this;
+  }
+
+  /// True when no codec but `none` is enabled.
+  bool only_none() const noexcept {
+    for (const auto& c : codecs_)
+      if (c) return false;
+    return true;
   }
 
   /// The codec enabled for `type` (none_codec for `none`), or nullptr.

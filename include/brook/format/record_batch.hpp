@@ -18,14 +18,20 @@
 //       57     4  recordsCount
 //       61        records (format/record.hpp)
 //
+// A compressed batch (attributes bits 0-2 name the codec) keeps this header as
+// it is and holds its records as one codec payload from byte 61 to the end
+// (format/batch_decompressor.hpp); the CRC covers the compressed bytes.
+//
 // record_batch_view::parse validates everything before handing a view out:
 // the length against the bytes present, the magic, the CRC, the compression
-// bits (compressed batches are refused with unsupported_compression_type,
-// never misread), recordsCount against lastOffsetDelta, and every record's
-// length and fields, which must end exactly at the batch end.
+// bits, recordsCount against lastOffsetDelta, and every record's length and
+// fields, which must end exactly at the end of the records. A compressed
+// batch's records are decompressed first, with a batch_decompressor; without
+// one, reading them is unsupported_compression_type, never misread bytes.
 //
-// Thread-safety: batch_header is a value; record_batch_view borrows bytes and
-// may be read from any number of threads while those bytes stay alive.
+// Thread-safety: batch_header is a value; record_batch_view borrows bytes (and a
+// compressed batch's decompressed records) and may be read from any number of
+// threads while those bytes stay alive.
 #pragma once
 
 #include <algorithm>
@@ -43,6 +49,7 @@
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/batch_decompressor.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
@@ -209,16 +216,12 @@ result<batch_header> check_batch_header(std::span<const std::byte> b, const Wher
 
 /// Checks the compression bits of a header that passed check_batch_header (and, when the
 /// bytes may be damaged, the CRC: a flipped bit must read as corruption, not as a codec).
-/// Compressed batches are unsupported_compression_type; codecs 5-7 do not exist. The codec ids
-/// are compression/compression_type.hpp's.
+/// The codec ids are compression/compression_type.hpp's; ids 5-7 name no codec and are
+/// corrupt_message.
 template <typename Where = std::string_view>
 result<void> check_batch_codec(const batch_header& h, const Where& where_ = std::string_view("batch")) {
-  auto comp = h.attributes & batch_attr::compression_mask;
-  if (comp == 0) return ok();
-  if (comp <= 4)
-    return make_error(errc::unsupported_compression_type,
-                      "{}: batch at offset {} is compressed (codec {}), which brook does not read yet",
-                      detail::where_string(where_), h.base_offset, comp);
+  const int comp = h.attributes & batch_attr::compression_mask;
+  if (compression_type_from_id(comp)) return ok();
   return make_error(errc::corrupt_message, "{}: unknown compression codec {}", detail::where_string(where_), comp);
 }
 
@@ -284,57 +287,26 @@ class record_batch_view {
 
   record_batch_view() = default;
 
-  /// Validates the batch at the start of `b` (which may hold more bytes after it).
+  /// Validates the batch at the start of `b` (which may hold more bytes after it). A
+  /// compressed batch's header and CRC are checked, but its records cannot be read without a
+  /// decompressor: with batch_check::records that is unsupported_compression_type naming the
+  /// codec; without it the view has no readable records (records_readable() is false).
   /// Errors: corrupt_message (with `where` and the reason), unsupported_compression_type.
   template <typename Where = std::string_view>
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},
                                          const Where& where_ = std::string_view("batch")) {
-    auto where = [&] { return detail::where_string(where_); };
-    BROOK_TRY_ASSIGN(auto hr, check_batch_header(b, where_));
-    const batch_header& h = hr;
-    record_timestamps times;
-    const std::byte* begin = b.data();
-    const std::byte* end = begin + h.size_bytes();
-    if (check.crc) {
-      std::uint32_t actual = crc32c({begin + batch_layout::crc_begin, end});
-      if (actual != h.crc)
-        return make_error(errc::corrupt_message,
-                          "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})", where(),
-                          h.base_offset, h.crc, actual);
-    }
-    if (auto c = check_batch_codec(h, where_); !c) return c.error();
-    if (check.records) {
-      const std::byte* p = begin + batch_layout::records;
-      std::int64_t prev_delta = -1;
-      times.known = true;
-      detail::record_fields f;
-      for (std::int32_t i = 0; i < h.records_count; ++i) {
-        const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
-        if (next == nullptr)
-          return make_error(errc::corrupt_message,
-                            "{}: record {} of batch at offset {} is malformed (byte {} of the batch)", where(), i,
-                            h.base_offset, p - begin);
-        if (f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
-          return make_error(errc::corrupt_message,
-                            "{}: record {} of batch at offset {} has offsetDelta {} out of order", where(), i,
-                            h.base_offset, f.offset_delta);
-        timestamp_ms ts = 0;
-        if (__builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
-          return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
-                            where(), i, h.base_offset);
-        if (ts != no_timestamp) {
-          times.min = times.any ? std::min(times.min, ts) : ts;
-          times.any = true;
-        }
-        times.max = std::max(times.max, ts);
-        prev_delta = f.offset_delta;
-        p = next;
-      }
-      if (p != end)
-        return make_error(errc::corrupt_message, "{}: batch at offset {} has {} bytes after its {} records", where(),
-                          h.base_offset, end - p, h.records_count);
-    }
-    return record_batch_view(h, begin, end, times);
+    return parse_with(b, check, nullptr, where_);
+  }
+
+  /// As parse() above, and a compressed batch's records are decompressed into `d`'s buffer and
+  /// always walked (whatever `check` says): the view's records are then valid until `d`'s next
+  /// use. Uncompressed batches stay zero-copy. A decompressed record count that disagrees with
+  /// recordsCount, or bytes left after the records, is corrupt_message. Errors also those of
+  /// batch_decompressor::decompress (unsupported_compression_type, record_too_large).
+  template <typename Where = std::string_view>
+  static result<record_batch_view> parse(std::span<const std::byte> b, batch_decompressor& d, batch_check check = {},
+                                         const Where& where_ = std::string_view("batch")) {
+    return parse_with(b, check, &d, where_);
   }
 
   /// The records' own timestamps (baseTimestamp + timestampDelta, whatever the batch's
@@ -360,16 +332,119 @@ class record_batch_view {
   brook::offset last_offset() const noexcept { return header_.last_offset(); }
   std::size_t record_count() const noexcept { return static_cast<std::size_t>(header_.records_count); }
 
+  /// The codec of the batch's records (none: stored as they are).
+  brook::compression_type compression() const noexcept { return header_.compression(); }
+  bool compressed() const noexcept { return compression() != compression_type::none; }
+  /// False only for a compressed batch parsed without a batch_decompressor.
+  bool records_readable() const noexcept { return records_begin_ != nullptr; }
+  /// The records' bytes: inside bytes() when uncompressed, else the decompressed records.
+  /// REQUIRES: records_readable().
+  std::span<const std::byte> records_bytes() const noexcept {
+    BROOK_ASSERT(records_readable(),
+                 "record_batch_view: the records of a compressed batch read without a decompressor");
+    return {records_begin_, records_end_};
+  }
+
   /// Records in offset order. The iterator borrows the bytes, not this view.
-  iterator begin() const { return iterator(header_, begin_ + batch_layout::records, end_, header_.records_count); }
-  iterator end() const { return iterator(header_, end_, end_, 0); }
+  /// REQUIRES: records_readable().
+  iterator begin() const {
+    const auto r = records_bytes();
+    return iterator(header_, r.data(), r.data() + r.size(), header_.records_count);
+  }
+  iterator end() const { return iterator(header_, records_end_, records_end_, 0); }
 
  private:
-  record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e, const record_timestamps& t)
-      : header_(h), begin_(b), end_(e), times_(t) {}
+  record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e, std::span<const std::byte> records,
+                    const record_timestamps& t)
+      : header_(h),
+        begin_(b),
+        end_(e),
+        records_begin_(records.data()),
+        records_end_(records.data() + records.size()),
+        times_(t) {}
+
+  template <typename Where>
+  static result<record_batch_view> parse_with(std::span<const std::byte> b, batch_check check, batch_decompressor* d,
+                                              const Where& where_) {
+    auto where = [&] { return detail::where_string(where_); };
+    BROOK_TRY_ASSIGN(auto hr, check_batch_header(b, where_));
+    const batch_header& h = hr;
+    const std::byte* begin = b.data();
+    const std::byte* end = begin + h.size_bytes();
+    if (check.crc) {
+      std::uint32_t actual = crc32c({begin + batch_layout::crc_begin, end});
+      if (actual != h.crc)
+        return make_error(errc::corrupt_message,
+                          "{}: CRC mismatch in batch at offset {} (stored {:#010x}, computed {:#010x})", where(),
+                          h.base_offset, h.crc, actual);
+    }
+    BROOK_TRY(check_batch_codec(h, where_));
+    std::span<const std::byte> records(begin + batch_layout::records, end);
+    record_timestamps times;
+    if (h.compression() != compression_type::none) {
+      if (d == nullptr) {
+        if (check.records)
+          return make_error(errc::unsupported_compression_type,
+                            "{}: batch at offset {} is {}-compressed and was read without a batch_decompressor",
+                            where(), h.base_offset, compression_name(h.compression()));
+        return record_batch_view(h, begin, end, {}, times);
+      }
+      BROOK_TRY_ASSIGN(records, d->decompress(h.compression(), records,
+                                              fmt::format("{}: batch at offset {}", where(), h.base_offset)));
+      check.records = true;  // decompressed bytes were never checked by a CRC
+      if (records.data() == nullptr) records = std::span<const std::byte>(begin + batch_layout::records, 0);
+    }
+    if (check.records) {
+      const std::string_view kind = h.compression() != compression_type::none ? "decompressed " : "";
+      BROOK_TRY_ASSIGN(times, walk_records(h, records, kind, where));
+    }
+    return record_batch_view(h, begin, end, records, times);
+  }
+
+  /// Walks and checks every record of `records` (recordsCount of them, ending exactly at the
+  /// end) and collects their timestamps.
+  template <typename WhereFn>
+  static result<record_timestamps> walk_records(const batch_header& h, std::span<const std::byte> records,
+                                                std::string_view kind, const WhereFn& where) {
+    record_timestamps times;
+    times.known = true;
+    const std::byte* p = records.data();
+    const std::byte* end = p + records.size();
+    std::int64_t prev_delta = -1;
+    detail::record_fields f;
+    for (std::int32_t i = 0; i < h.records_count; ++i) {
+      const std::byte* next = detail::parse_record(p, end, f, /*check_headers=*/true);
+      if (next == nullptr)
+        return make_error(
+            errc::corrupt_message,
+            "{}: record {} of batch at offset {} is malformed or missing (byte {} of the {}records, of {})", where(), i,
+            h.base_offset, p - records.data(), kind, records.size());
+      if (f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
+        return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has offsetDelta {} out of order",
+                          where(), i, h.base_offset, f.offset_delta);
+      timestamp_ms ts = 0;
+      if (__builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
+        return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
+                          where(), i, h.base_offset);
+      if (ts != no_timestamp) {
+        times.min = times.any ? std::min(times.min, ts) : ts;
+        times.any = true;
+      }
+      times.max = std::max(times.max, ts);
+      prev_delta = f.offset_delta;
+      p = next;
+    }
+    if (p != end)
+      return make_error(errc::corrupt_message, "{}: batch at offset {} has {} {}bytes after its {} records", where(),
+                        h.base_offset, end - p, kind, h.records_count);
+    return times;
+  }
+
   batch_header header_;
   const std::byte* begin_ = nullptr;
   const std::byte* end_ = nullptr;
+  const std::byte* records_begin_ = nullptr;
+  const std::byte* records_end_ = nullptr;
   record_timestamps times_;
 };
 

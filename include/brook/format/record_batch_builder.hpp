@@ -1,7 +1,8 @@
 // Builds RecordBatch v2 bytes (layout in format/record_batch.hpp) the way
 // Kafka's Java producer does: baseTimestamp = first record's timestamp,
-// maxTimestamp = largest, offsets consecutive from the base offset, no
-// compression, producerId/Epoch/baseSequence -1 unless set.
+// maxTimestamp = largest, offsets consecutive from the base offset,
+// producerId/Epoch/baseSequence -1 unless set; uncompressed, or compressed
+// with a codec at finish (the records, back to back, as one codec payload).
 //
 // Records are encoded straight into one growable buffer that is reused across
 // reset() calls: appending a record never allocates once the buffer has grown
@@ -11,6 +12,7 @@
 //   b.append(ts, "key", "value");
 //   b.append(ts, nullable_bytes::null(), "v2", headers);
 //   std::span<const std::byte> batch = b.finish();   // valid until the next reset/append
+//   auto zbatch = b.finish(*zstd, 3);                 // or compressed (result<span>)
 //
 // Thread-safety: none; one builder per thread.
 #pragma once
@@ -23,6 +25,9 @@
 #include <memory>
 #include <span>
 
+#include <vector>
+
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
@@ -101,13 +106,47 @@ class record_batch_builder {
   /// the next reset() or destruction. REQUIRES: at least one record.
   std::span<std::byte> finish() noexcept {
     BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
+    write_header(buf_.get(), size_, compression_type::none);
+    finished_ = true;
+    return {buf_.get(), size_};
+  }
+
+  /// Finishes the batch with its records compressed by `codec` at `level` (Kafka's level;
+  /// `codec.default_level()` for the codec's default) into a second buffer this builder
+  /// reuses. The span stays valid until the next finish, reset() or destruction. Errors:
+  /// those of compression_codec::compress (invalid_config for a level out of range), and
+  /// record_too_large when the compressed batch would not fit batchLength's int32.
+  /// REQUIRES: at least one record.
+  result<std::span<std::byte>> finish(const compression_codec& codec, int level) {
+    BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
+    if (codec.type() == compression_type::none) return finish();
     namespace L = batch_layout;
-    std::byte* b = buf_.get();
+    packed_.resize(L::header_size);
+    BROOK_TRY(codec.compress({buf_.get() + L::header_size, size_ - L::header_size}, level, packed_));
+    if (packed_.size() - L::log_overhead > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      return make_error(errc::record_too_large, "a {}-compressed batch of {} bytes does not fit a batch",
+                        compression_name(codec.type()), packed_.size());
+    write_header(packed_.data(), packed_.size(), codec.type());
+    finished_ = true;
+    return std::span<std::byte>(packed_);
+  }
+
+  bool empty() const noexcept { return count_ == 0; }
+  std::int32_t record_count() const noexcept { return count_; }
+  /// Bytes the batch would take if finished now.
+  std::size_t size_bytes() const noexcept { return size_; }
+  brook::offset base_offset() const noexcept { return base_offset_; }
+
+ private:
+  /// Writes the header of a batch of `size` bytes at `b` (records already after it), then
+  /// its CRC over attributes .. end.
+  void write_header(std::byte* b, std::size_t size, compression_type codec) const noexcept {
+    namespace L = batch_layout;
     detail::store_be64(b + L::base_offset, base_offset_.value());
-    detail::store_be32(b + L::batch_length, static_cast<std::int32_t>(size_ - L::log_overhead));
+    detail::store_be32(b + L::batch_length, static_cast<std::int32_t>(size - L::log_overhead));
     detail::store_be32(b + L::partition_leader_epoch, opts_.partition_leader_epoch);
     b[L::magic] = static_cast<std::byte>(current_magic);
-    std::int16_t attrs = 0;
+    auto attrs = static_cast<std::int16_t>(static_cast<int>(codec) & batch_attr::compression_mask);
     if (opts_.transactional) attrs |= batch_attr::transactional;
     if (opts_.control) attrs |= batch_attr::control;
     detail::store_be16(b + L::attributes, attrs);
@@ -118,18 +157,9 @@ class record_batch_builder {
     detail::store_be16(b + L::producer_epoch, opts_.producer_epoch);
     detail::store_be32(b + L::base_sequence, opts_.base_sequence);
     detail::store_be32(b + L::records_count, count_);
-    detail::store_be_u32(b + L::crc, crc32c({b + L::crc_begin, size_ - L::crc_begin}));
-    finished_ = true;
-    return {b, size_};
+    detail::store_be_u32(b + L::crc, crc32c({b + L::crc_begin, size - L::crc_begin}));
   }
 
-  bool empty() const noexcept { return count_ == 0; }
-  std::int32_t record_count() const noexcept { return count_; }
-  /// Bytes the batch would take if finished now.
-  std::size_t size_bytes() const noexcept { return size_; }
-  brook::offset base_offset() const noexcept { return base_offset_; }
-
- private:
   static std::size_t body_size(std::int64_t ts_delta, std::int32_t off_delta, nullable_bytes key, nullable_bytes value,
                                std::span<const record_header> headers) noexcept {
     std::size_t n = 1 + varlong_size(ts_delta) + varint_size(off_delta);
@@ -166,6 +196,7 @@ class record_batch_builder {
   timestamp_ms base_ts_ = 0;
   timestamp_ms max_ts_ = -1;
   bool finished_ = false;
+  std::vector<std::byte> packed_;  // the last compressed batch
 };
 
 }  // namespace brook

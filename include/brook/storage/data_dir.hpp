@@ -132,6 +132,9 @@ class data_dir {
     return closed_;
   }
   const std::shared_ptr<const brook::clock>& clock() const noexcept { return opts_.defaults.clock; }
+  /// The codecs its compressed batches are read with (data_dir_options::defaults.codecs;
+  /// null = `none` only).
+  const std::shared_ptr<const compression_codecs>& codecs() const noexcept { return opts_.defaults.codecs; }
   /// The file system its files go through (data_dir_options::defaults.files).
   file_system& files() const noexcept { return *opts_.defaults.files; }
   /// Bumped on every append that moves a high watermark, and on topic changes (shared

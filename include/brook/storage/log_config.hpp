@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
@@ -107,6 +108,10 @@ struct log_config {
   /// Where file operations go (storage/file_system.hpp, the I/O seam). Null = the kernel's
   /// (posix_file_system::shared()).
   std::shared_ptr<file_system> files{};
+  /// The codecs compressed batches are read with (compression/compression_codec.hpp, the
+  /// codec seam): validating a producer's compressed batch, ListOffsets by time. Null = `none`
+  /// only: a compressed batch from a producer is then unsupported_compression_type.
+  std::shared_ptr<const compression_codecs> codecs{};
 
   /// Checks every value is in its domain; invalid_config names the first one that is not.
   result<void> validate() const {

@@ -91,45 +91,30 @@ class log_slice {
   /// control batches. If fn returns bool, false stops the walk (later batches are then not
   /// even validated). Returns the number of records delivered. Each batch's CRC is checked
   /// before any of its records is delivered, and records are validated as they are decoded
-  /// (one pass): a malformed record stops the walk with corrupt_message.
+  /// (one pass): a malformed record stops the walk with corrupt_message. A compressed batch's
+  /// records are decompressed into `d` (and fully checked, whatever `check` says); without
+  /// `d` it is unsupported_compression_type. The records passed to fn are valid during the
+  /// call only.
   template <typename Fn>
-  result<std::size_t> for_each_record(Fn&& fn, batch_check check = {}) const {
+  result<std::size_t> for_each_record(Fn&& fn, batch_check check = {}, batch_decompressor* d = nullptr) const {
     auto b = bytes();
     std::size_t pos = 0, n = 0;
     while (pos < b.size()) {
       auto where = [&] { return seg_->where(pos_ + pos); };
       BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(b.subspan(pos), batch_check{check.crc, false}, where));
       const batch_header& h = v.header();
-      if (!h.is_control()) {
-        const std::byte* p = v.bytes().data() + batch_layout::records;
-        const std::byte* end = v.bytes().data() + v.size_bytes();
-        const bool append_time = h.timestamp_type() == timestamp_type::log_append_time;
-        std::int64_t prev_delta = -1;
-        detail::record_fields f;
-        for (std::int32_t i = 0; i < h.records_count; ++i) {
-          const std::byte* next = detail::parse_record(p, end, f, check.records);
-          if (next == nullptr || f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
-            return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed", where(), i,
-                              h.base_offset);
-          prev_delta = f.offset_delta;
-          p = next;
-          const offset o = h.base_offset + f.offset_delta;
-          if (o < start_) continue;
-          timestamp_ms ts = h.max_timestamp;
-          if (!append_time && __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
-            return make_error(errc::corrupt_message,
-                              "{}: record {} of batch at offset {} has a timestamp that overflows", where(), i,
-                              h.base_offset);
-          ++n;
-          if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const record_view&>, bool>) {
-            if (!fn(record_view(o, ts, f))) return n;
-          } else {
-            fn(record_view(o, ts, f));
-          }
+      // A batch wholly below the start offset is skipped without decompressing it.
+      if (!h.is_control() && h.last_offset() >= start_) {
+        if (v.compressed()) {
+          if (d == nullptr)
+            return make_error(errc::unsupported_compression_type,
+                              "{}: batch at offset {} is {}-compressed and was read without a batch_decompressor",
+                              where(), h.base_offset, compression_name(v.compression()));
+          BROOK_TRY_ASSIGN(v, record_batch_view::parse(b.subspan(pos), *d, batch_check{false, true}, where));
         }
-        if (check.records && p != end)
-          return make_error(errc::corrupt_message, "{}: batch at offset {} has bytes after its records", where(),
-                            h.base_offset);
+        bool go_on = true;
+        BROOK_TRY(walk_batch(v, fn, check.records || v.compressed(), n, go_on, where));
+        if (!go_on) return n;
       }
       pos += v.size_bytes();
     }
@@ -163,6 +148,47 @@ class log_slice {
   }
 
  private:
+  /// Delivers the records of `v` at or after start_offset() to fn, checking each as it is
+  /// decoded (`check_records`: headers and the bytes after the last record too).
+  template <typename Fn, typename Where>
+  result<void> walk_batch(const record_batch_view& v, Fn& fn, bool check_records, std::size_t& n, bool& go_on,
+                          const Where& where) const {
+    const batch_header& h = v.header();
+    const auto records = v.records_bytes();
+    const std::byte* p = records.data();
+    const std::byte* end = p + records.size();
+    const bool append_time = h.timestamp_type() == timestamp_type::log_append_time;
+    std::int64_t prev_delta = -1;
+    detail::record_fields f;
+    for (std::int32_t i = 0; i < h.records_count; ++i) {
+      const std::byte* next = detail::parse_record(p, end, f, check_records);
+      if (next == nullptr || f.offset_delta <= prev_delta || f.offset_delta > h.last_offset_delta)
+        return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} is malformed", where(), i,
+                          h.base_offset);
+      prev_delta = f.offset_delta;
+      p = next;
+      const offset o = h.base_offset + f.offset_delta;
+      if (o < start_) continue;
+      timestamp_ms ts = h.max_timestamp;
+      if (!append_time && __builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
+        return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
+                          where(), i, h.base_offset);
+      ++n;
+      if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const record_view&>, bool>) {
+        if (!fn(record_view(o, ts, f))) {
+          go_on = false;
+          return ok();
+        }
+      } else {
+        fn(record_view(o, ts, f));
+      }
+    }
+    if (check_records && p != end)
+      return make_error(errc::corrupt_message, "{}: batch at offset {} has bytes after its records", where(),
+                        h.base_offset);
+    return ok();
+  }
+
   std::shared_ptr<const segment> seg_;
   file_pos pos_{0};
   std::uint64_t len_ = 0;

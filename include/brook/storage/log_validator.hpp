@@ -1,8 +1,13 @@
 // What an append to a partition log is, and the rules a batch must pass before it is
-// written (Kafka's LogValidator, for uncompressed magic-2 batches):
+// written (Kafka's LogValidator, for magic-2 batches):
 //
 //   every batch      a whole RecordBatch v2 whose CRC and records check out
-//                    (record_batch.hpp), no larger than max.message.bytes
+//                    (record_batch.hpp), no larger than max.message.bytes (its stored,
+//                    compressed size); a producer's compressed batch is decompressed with
+//                    log_config::codecs (at most default_max_decompressed_batch_bytes) and
+//                    its records checked as an uncompressed batch's, then kept as it came
+//                    (Kafka's in-place path); a replica's compressed batch is checked by its
+//                    CRC and copied byte for byte, as Kafka's followers do
 //   from a producer  not a control batch; record count == lastOffsetDelta + 1; on a
 //                    compacted log every record has a key; timestamps >= 0 (or -1, none),
 //                    within message.timestamp.before/after.max.ms of now on CreateTime
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -116,6 +122,7 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
                                                 std::string_view log_name) {
   const bool log_append_time = config.message_timestamp_type == timestamp_type::log_append_time;
   validated_append out;
+  std::optional<batch_decompressor> dec;  // made at the first compressed batch from a producer
   offset next = log_end;
   out.result.base_offset = next;
   for (std::size_t pos = 0, count = 0; pos < batches.size(); ++count) {
@@ -124,7 +131,15 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
     if (h.size_bytes() > config.max_message_bytes)
       return make_error(errc::record_too_large, "{}: batch of {} bytes exceeds max.message.bytes {}", log_name,
                         h.size_bytes(), config.max_message_bytes);
-    BROOK_TRY_ASSIGN(record_batch_view v, record_batch_view::parse(rest, batch_check{}, "appended batch"));
+    record_batch_view v;
+    if (h.compression() == compression_type::none) {
+      BROOK_TRY_ASSIGN(v, record_batch_view::parse(rest, batch_check{}, "appended batch"));
+    } else if (ao.assign_offsets) {
+      if (!dec) dec.emplace(config.codecs ? *config.codecs : compression_codecs{});
+      BROOK_TRY_ASSIGN(v, record_batch_view::parse(rest, *dec, batch_check{}, "appended batch"));
+    } else {
+      BROOK_TRY_ASSIGN(v, record_batch_view::parse(rest, batch_check{true, false}, "appended batch"));
+    }
     auto one = rest.first(h.size_bytes());
     // LogAppendTime (producer appends only) rewrites the batch's maxTimestamp to `now`.
     const bool stamp_time = ao.assign_offsets && log_append_time;

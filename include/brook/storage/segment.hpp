@@ -316,14 +316,25 @@ class segment {
     const file_pos limit = end_pos();
     BROOK_TRY_ASSIGN(auto pos, find_position(from, limit));
     if (!pos) return std::optional<timestamp_offset>();
+    std::optional<batch_decompressor> dec;  // made at the first compressed batch to search
     for (file_pos p = *pos; p < limit;) {
-      BROOK_TRY_ASSIGN(record_batch_view v, record_batch_view::parse(bytes(p, static_cast<std::uint64_t>(limit - p)),
-                                                                     batch_check{}, [&] { return where(p); }));
+      const auto here = bytes(p, static_cast<std::uint64_t>(limit - p));
+      auto at = [&] { return where(p); };
+      BROOK_TRY_ASSIGN(record_batch_view v, record_batch_view::parse(here, batch_check{true, false}, at));
       if (v.base_offset() >= bound) return std::optional<timestamp_offset>();
-      if (v.header().max_timestamp >= ts && !v.header().is_control())
-        for (const record_view& r : v)
-          if (r.offset() >= log_start && r.offset() < bound && r.timestamp() >= ts)
-            return std::optional<timestamp_offset>(timestamp_offset{r.offset(), r.timestamp()});
+      if (v.header().max_timestamp < ts || v.header().is_control()) {
+        p += v.size_bytes();
+        continue;
+      }
+      if (v.compressed()) {
+        if (!dec) dec.emplace(config_->codecs ? *config_->codecs : compression_codecs{});
+        BROOK_TRY_ASSIGN(v, record_batch_view::parse(here, *dec, batch_check{false, true}, at));
+      } else {
+        BROOK_TRY_ASSIGN(v, record_batch_view::parse(here, batch_check{false, true}, at));
+      }
+      for (const record_view& r : v)
+        if (r.offset() >= log_start && r.offset() < bound && r.timestamp() >= ts)
+          return std::optional<timestamp_offset>(timestamp_offset{r.offset(), r.timestamp()});
       p += v.size_bytes();
     }
     return std::optional<timestamp_offset>();
@@ -524,14 +535,16 @@ class segment {
     while (pos < file_end) {
       const auto here = bytes(pos, static_cast<std::uint64_t>(file_end - pos));
       auto v = record_batch_view::parse(here, batch_check{}, [&] { return where(pos); });
-      // A compressed batch (brook does not decode codecs yet) whose header and CRC are valid
-      // is data, not damage: keep it, as Kafka would; readers get unsupported_compression_type.
-      if (!v && !(v.error() == errc::unsupported_compression_type)) {
+      // A compressed batch is checked by its header and CRC, as Kafka's recovery does
+      // (LogSegment.recover decompresses nothing): its records are read when they are used.
+      if (!v && v.error() == errc::unsupported_compression_type)
+        v = record_batch_view::parse(here, batch_check{true, false}, [&] { return where(pos); });
+      if (!v) {
         why = v.error().to_string();
         if (!incomplete_at_end(here)) report.damaged = true;
         break;
       }
-      const batch_header h = v ? v->header() : decode_batch_header_unchecked(here.data());
+      const batch_header h = v->header();
       if (h.base_offset < next) {
         why = fmt::format("{}: batch base offset {} is below the expected {}", where(pos), h.base_offset, next);
         report.damaged = true;

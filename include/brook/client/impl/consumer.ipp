@@ -8,9 +8,20 @@
 namespace brook {
 
 BROOK_DECL consumer::consumer(data_dir& dd, consumer_config cfg)
-    : owned_source_(std::make_unique<data_dir_source>(dd)), src_(*owned_source_), cfg_(cfg) {}
+    : owned_source_(std::make_unique<data_dir_source>(dd)), src_(*owned_source_), cfg_(std::move(cfg)) {
+  init_codecs();
+}
 
-BROOK_DECL consumer::consumer(fetch_source& source, consumer_config cfg) : src_(source), cfg_(cfg) {}
+BROOK_DECL consumer::consumer(fetch_source& source, consumer_config cfg) : src_(source), cfg_(std::move(cfg)) {
+  init_codecs();
+}
+
+BROOK_DECL void consumer::init_codecs() {
+  if (cfg_.codecs.only_none())
+    if (auto c = src_.codecs()) cfg_.codecs = *c;
+  dec_ = batch_decompressor(cfg_.codecs, cfg_.max_decompressed_batch_bytes);
+  dec_.set_retaining(true);
+}
 
 BROOK_DECL result<void> consumer::assign(const std::vector<topic_partition>& tps) {
   std::map<topic_partition, state> next;
@@ -184,7 +195,8 @@ BROOK_DECL result<void> consumer::fetch_into(consumer_records& out, std::size_t&
           next = v.offset() + 1;
           return ++taken < room;
         },
-        check));
+        check, &dec_));
+    for (auto& buf : dec_.take_retained()) out.keep(std::move(buf));
     // Control batches and compacted gaps hold no records: move past them too.
     if (taken < room) next = std::max(next, slice->next_offset());
     bytes += slice->size_bytes();

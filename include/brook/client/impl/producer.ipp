@@ -77,6 +77,22 @@ BROOK_DECL auto producer::fail(brook::error e, send_callback cb) -> enqueue_resu
 
 BROOK_DECL void producer::start() {
   if (!cfg_.partitioner) cfg_.partitioner = std::make_shared<default_partitioner>();
+  if (cfg_.compression != compression_type::none) {
+    if (cfg_.codecs.only_none())
+      if (auto c = target_.codecs()) cfg_.codecs = *c;
+    auto codec = cfg_.codecs.get(cfg_.compression);
+    level_ = cfg_.compression == compression_type::gzip   ? cfg_.compression_gzip_level
+             : cfg_.compression == compression_type::lz4  ? cfg_.compression_lz4_level
+             : cfg_.compression == compression_type::zstd ? cfg_.compression_zstd_level
+                                                          : 0;
+    if (!codec)
+      config_error_ = codec.error();
+    else if (!(*codec)->valid_level(level_))
+      config_error_ = make_error(errc::invalid_config, "compression.{}.level {} is out of the codec's range",
+                                 compression_name(cfg_.compression), level_);
+    else
+      codec_ = *codec;
+  }
   sender_ = std::thread([this] { run_sender(); });
 }
 
@@ -99,6 +115,7 @@ BROOK_DECL auto producer::topic_of(const std::string& topic) -> result<topic_cac
 }
 
 BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) -> enqueue_result {
+  if (config_error_) return fail(*config_error_, std::move(cb));
   if (rec.timestamp && *rec.timestamp < 0)  // Kafka's ProducerRecord refuses these too
     return fail(make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp), std::move(cb));
   const timestamp_ms ts = rec.timestamp ? *rec.timestamp : target_.now_ms();
@@ -264,10 +281,15 @@ BROOK_DECL void producer::run_sender() {
 
 BROOK_DECL void producer::send_batch(std::unique_ptr<batch> owned) {
   batch* b = owned.release();
-  auto bytes = b->builder.finish();
-  b->sent = bytes;
-  target_.produce(b->topic, b->pid, bytes, cfg_.acks, cfg_.request_timeout,
+  auto bytes = finish(b->builder);
+  if (!bytes) return complete(std::unique_ptr<batch>(b), bytes.error());
+  target_.produce(b->topic, b->pid, *bytes, cfg_.acks, cfg_.request_timeout,
                   [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); });
+}
+
+BROOK_DECL result<std::span<std::byte>> producer::finish(record_batch_builder& builder) const {
+  if (codec_ == nullptr) return builder.finish();
+  return builder.finish(*codec_, level_);
 }
 
 BROOK_DECL void producer::complete(std::unique_ptr<batch> b, const result<append_result>& r) {
@@ -277,7 +299,8 @@ BROOK_DECL void producer::complete(std::unique_ptr<batch> b, const result<append
 }
 
 BROOK_DECL void producer::resend_split(std::unique_ptr<batch> b) {
-  auto view = record_batch_view::parse(b->sent, batch_check{false, true});
+  // The builder still holds the records uncompressed.
+  auto view = record_batch_view::parse(b->builder.finish(), batch_check{false, true});
   BROOK_ASSERT(view.has_value(), "the producer's own batch does not parse: {}", view ? "" : view.error().to_string());
   struct split {
     std::unique_ptr<batch> whole;
@@ -302,16 +325,22 @@ BROOK_DECL void producer::resend_split(std::unique_ptr<batch> b) {
   state->left.store(ones.size());
   const std::string topic = whole.topic;
   const partition_id pid = whole.pid;
-  for (i = 0; i < ones.size(); ++i)
-    target_.produce(topic, pid, ones[i]->finish(), cfg_.acks, cfg_.request_timeout,
-                    [this, state, one = ones[i], i](const result<append_result>& r) {
-                      batch single;
-                      single.topic = state->whole->topic;
-                      single.pid = state->whole->pid;
-                      single.records.push_back(std::move(state->whole->records[i]));
-                      complete_records(single, r);
-                      if (state->left.fetch_sub(1) == 1) release(std::move(state->whole));
-                    });
+  for (i = 0; i < ones.size(); ++i) {
+    auto done = [this, state, one = ones[i], i](const result<append_result>& r) {
+      batch single;
+      single.topic = state->whole->topic;
+      single.pid = state->whole->pid;
+      single.records.push_back(std::move(state->whole->records[i]));
+      complete_records(single, r);
+      if (state->left.fetch_sub(1) == 1) release(std::move(state->whole));
+    };
+    auto bytes = finish(*ones[i]);
+    if (!bytes) {
+      done(bytes.error());
+      continue;
+    }
+    target_.produce(topic, pid, *bytes, cfg_.acks, cfg_.request_timeout, std::move(done));
+  }
 }
 
 BROOK_DECL void producer::release(std::unique_ptr<batch> b) {
