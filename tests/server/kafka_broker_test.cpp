@@ -16,6 +16,7 @@
 #include "support/checks.hpp"
 #include "support/handler_calls.hpp"
 #include "support/log_builders.hpp"
+#include "support/test_codecs.hpp"
 
 using namespace brook;
 using namespace brook::protocol;
@@ -658,4 +659,105 @@ TEST_CASE("the group APIs reach the node's coordinator", "[server][kafka_broker]
   REQUIRE_OK(fetched);
   CHECK(fetched->topics.at(0).partitions.at(0).committed_offset == offset(42));
   CHECK(fetched->topics.at(0).partitions.at(0).metadata == "meta");
+}
+
+namespace {
+std::vector<std::byte> compressed_batch(compression_type t, int n = 3) {
+  const auto codecs = test::all_codecs();
+  record_batch_builder b;
+  for (int i = 0; i < n; ++i) b.append(1000 + i, nullable_bytes::null(), fmt::format("value-{}", i));
+  auto s = b.finish(**codecs.get(t), (*codecs.get(t))->default_level());
+  REQUIRE(s);
+  return {s->begin(), s->end()};
+}
+std::shared_ptr<const compression_codecs> every_codec() {
+  return std::make_shared<const compression_codecs>(test::all_codecs());
+}
+}  // namespace
+
+TEST_CASE("Produce stores compressed batches as they came and Fetch returns them",
+          "[server][kafka_broker][compression]") {
+  fixture f("compressed", {}, every_codec());
+  REQUIRE_OK(f.n->create_topic("c", {.partitions = 1}));
+  std::int64_t next = 0;
+  for (auto t : test::every_compression_type) {
+    INFO(compression_name(t));
+    const auto batch = compressed_batch(t);
+    auto p = call(f.b, produce_of("c", 0, batch), 9);
+    REQUIRE_OK(p);
+    REQUIRE(p->responses[0].partition_responses[0].error_code == 0);
+    CHECK(p->responses[0].partition_responses[0].base_offset == offset(next));
+    auto r = call(f.b, fetch_of("c", 0, next), 12);
+    REQUIRE_OK(r);
+    const auto& part = r->responses[0].partitions[0];
+    REQUIRE(part.error_code == 0);
+    const auto got = part.records.bytes();
+    REQUIRE(got.size() == batch.size());
+    // Byte for byte what was produced, but the base offset the log assigned.
+    auto want = batch;
+    set_batch_base_offset(want, offset(next));
+    CHECK(std::equal(got.begin(), got.end(), want.begin()));
+    next += 3;
+  }
+}
+
+TEST_CASE("zstd needs Produce v7 and a zstd topic needs Fetch v10", "[server][kafka_broker][compression]") {
+  fixture f("zstd", {}, every_codec());
+  REQUIRE_OK(f.n->create_topic("z", {.partitions = 1}));
+  const auto zstd = compressed_batch(compression_type::zstd);
+  auto old = call(f.b, produce_of("z", 0, zstd), 6);
+  REQUIRE_OK(old);
+  CHECK(old->responses[0].partition_responses[0].error_code == code(errc::unsupported_compression_type));
+  auto v7 = call(f.b, produce_of("z", 0, zstd), 7);
+  REQUIRE_OK(v7);
+  CHECK(v7->responses[0].partition_responses[0].error_code == 0);
+  // Other codecs go at any version.
+  auto lz4 = call(f.b, produce_of("z", 0, compressed_batch(compression_type::lz4)), 3);
+  REQUIRE_OK(lz4);
+  CHECK(lz4->responses[0].partition_responses[0].error_code == 0);
+  // A topic that is not zstd is fetched at v4 even with a zstd batch in it, as in Kafka.
+  auto f4 = call(f.b, fetch_of("z", 0, 0), 4);
+  REQUIRE_OK(f4);
+  CHECK(f4->responses[0].partitions[0].error_code == 0);
+
+  REQUIRE_OK(f.n->create_topic("zt", {.partitions = 1, .overrides = {{"compression.type", "zstd"}}}));
+  auto gz = call(f.b, produce_of("zt", 0, compressed_batch(compression_type::gzip)), 3);
+  REQUIRE_OK(gz);
+  CHECK(gz->responses[0].partition_responses[0].error_code == 0);
+  for (std::int16_t v : {std::int16_t{4}, std::int16_t{9}}) {
+    auto r = call(f.b, fetch_of("zt", 0, 0), v);
+    REQUIRE_OK(r);
+    CHECK(r->responses[0].partitions[0].error_code == code(errc::unsupported_compression_type));
+  }
+  auto r10 = call(f.b, fetch_of("zt", 0, 0), 10);
+  REQUIRE_OK(r10);
+  REQUIRE(r10->responses[0].partitions[0].error_code == 0);
+  // Recompressed on append: the gzip batch is stored as zstd.
+  auto v = record_batch_view::parse(r10->responses[0].partitions[0].records.bytes(), batch_check{true, false});
+  REQUIRE_OK(v);
+  CHECK(v->compression() == compression_type::zstd);
+}
+
+TEST_CASE("Produce answers the codec errors Kafka names", "[server][kafka_broker][compression]") {
+  SECTION("a codec the broker was not given") {
+    fixture f("nocodec");
+    REQUIRE_OK(f.n->create_topic("c", {.partitions = 1}));
+    auto p = call(f.b, produce_of("c", 0, compressed_batch(compression_type::snappy)), 9);
+    REQUIRE_OK(p);
+    CHECK(p->responses[0].partition_responses[0].error_code == code(errc::unsupported_compression_type));
+    CHECK_THAT(p->responses[0].partition_responses[0].error_message.value_or(""), Catch::Contains("snappy"));
+  }
+  SECTION("a payload that does not decompress, under a valid CRC") {
+    fixture f("garbage", {}, every_codec());
+    REQUIRE_OK(f.n->create_topic("c", {.partitions = 1}));
+    auto b = compressed_batch(compression_type::lz4);
+    for (std::size_t i = batch_layout::records + 8; i < b.size(); ++i) b[i] = std::byte{0x5a};
+    update_batch_crc(b);
+    auto p = call(f.b, produce_of("c", 0, b), 9);
+    REQUIRE_OK(p);
+    CHECK(p->responses[0].partition_responses[0].error_code == code(errc::corrupt_message));
+    auto end = call(f.b, fetch_of("c", 0, 0), 12);
+    REQUIRE_OK(end);
+    CHECK(end->responses[0].partitions[0].high_watermark == offset(0));  // nothing was appended
+  }
 }

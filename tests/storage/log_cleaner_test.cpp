@@ -32,6 +32,7 @@
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/seeds.hpp"
+#include "support/test_codecs.hpp"
 
 namespace {
 
@@ -329,6 +330,104 @@ TEST_CASE("cleaning keeps the latest record per key at its exact offset", "[stor
     auto a = append(*re, {{"key-0", "new"}}, t0 + 1000);
     CHECK(a.base_offset == offset(24));
   }
+}
+
+TEST_CASE("compressed batches are cleaned into batches of the same codec", "[storage][log_cleaner][compression]") {
+  const auto codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  for (auto type : test::every_compression_type) {
+    if (type == compression_type::none) continue;
+    INFO(compression_name(type));
+    scratch_dir tmp;
+    auto clk = std::make_shared<manual_clock>(t0);
+    const auto dir = tmp / "t-0";
+    auto cfg = compact_config(clk, 400);
+    cfg.codecs = codecs;
+    auto log = open_log(dir, cfg);
+    const auto& codec = **codecs->get(type);
+    // 4 keys over 12 rounds of 4-record compressed batches; tombstones for key-3 in round 5.
+    for (int round = 0; round < 12; ++round) {
+      record_batch_builder b;
+      for (int k = 0; k < 4; ++k) {
+        const std::string key = fmt::format("key-{}", k);
+        const std::string value = fmt::format("v{}-{}-{}", round, k, std::string(40, 'x'));
+        b.append(t0 + round, key, (round == 5 && k == 3) ? nullable_bytes::null() : nullable_bytes(value));
+      }
+      auto batch = b.finish(codec, codec.default_level());
+      REQUIRE(batch);
+      REQUIRE(log->append(*batch));
+    }
+    batch_decompressor d(*codecs);
+    const auto before = read_all_full(*log, &d);
+    REQUIRE(log->segments().size() >= 3);
+    auto st = log->compact();
+    REQUIRE(st);
+    CHECK(st->records_removed > 0);
+    const auto after = read_all_full(*log, &d);
+    // Below the active segment exactly the latest record of each key there stays, at its
+    // offset with its value; the active segment is untouched.
+    const offset active = log->segments().back().base_offset;
+    std::map<std::string, std::int64_t> latest_below;
+    std::map<std::int64_t, full_record> by_offset;
+    std::vector<std::int64_t> want, got;
+    for (const auto& r : before) {
+      by_offset[r.rec.offset] = r;
+      if (offset(r.rec.offset) < active)
+        latest_below[r.rec.key] = r.rec.offset;
+      else
+        want.push_back(r.rec.offset);
+    }
+    for (const auto& [k, o] : latest_below) want.push_back(o);
+    std::sort(want.begin(), want.end());
+    for (const auto& r : after) {
+      INFO(test::describe(r));
+      REQUIRE(by_offset.count(r.rec.offset) == 1);
+      CHECK(by_offset[r.rec.offset].rec.value == r.rec.value);
+      CHECK(by_offset[r.rec.offset].rec.timestamp == r.rec.timestamp);
+      got.push_back(r.rec.offset);
+    }
+    CHECK(got == want);
+    std::set<std::string> keys;
+    for (const auto& r : after) keys.insert(r.rec.key);
+    CHECK(keys.size() == 4);
+    // Every batch on disk keeps the codec, except emptied ones (written uncompressed, as Kafka).
+    std::size_t compressed = 0;
+    for (const auto& b : batches_of_dir(dir)) {
+      if (b.records == 0) continue;
+      CHECK(b.compression == static_cast<int>(type));
+      ++compressed;
+    }
+    CHECK(compressed > 0);
+    // Reopened, the cleaned log reads the same.
+    log.reset();
+    log = open_log(dir, cfg);
+    CHECK(read_all_full(*log, &d).size() == after.size());
+  }
+}
+
+TEST_CASE("cleaning a compressed batch without its codec fails and changes nothing",
+          "[storage][log_cleaner][compression]") {
+  scratch_dir tmp;
+  auto clk = std::make_shared<manual_clock>(t0);
+  const auto dir = tmp / "t-0";
+  auto with = compact_config(clk, 400);
+  with.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  {
+    auto log = open_log(dir, with);
+    const auto& zstd = **with.codecs->get(compression_type::zstd);
+    for (int round = 0; round < 10; ++round) {
+      record_batch_builder b;
+      b.append(t0, "k", fmt::format("value {} {}", round, std::string(100, 'y')));
+      auto batch = b.finish(zstd, 3);
+      REQUIRE(batch);
+      REQUIRE(log->append(*batch));
+    }
+  }
+  const auto files_before = files_of(dir);
+  auto log = open_log(dir, compact_config(clk, 400));  // no codecs
+  auto st = log->compact();
+  REQUIRE_FALSE(st);
+  CHECK(st.error() == errc::unsupported_compression_type);
+  CHECK(files_of(dir) == files_before);
 }
 
 TEST_CASE("a segment whose records all went keeps its last batch, empty", "[storage][log_cleaner]") {

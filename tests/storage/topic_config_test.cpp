@@ -137,3 +137,50 @@ TEST_CASE("config errors never echo control bytes or unbounded text", "[storage]
   REQUIRE_FALSE(name);
   CHECK(is_clean(name.error().message()));
 }
+
+TEST_CASE("compression.type and the levels are Kafka's topic configs", "[storage][topic_config][compression]") {
+  auto apply = [](std::string k, std::string v) {
+    topic_config tc;
+    tc.overrides[k] = v;
+    return tc.apply(log_config{});
+  };
+  CHECK_FALSE(log_config{}.compression.has_value());  // producer: the default
+  for (auto [text, want] :
+       std::vector<std::pair<std::string, std::optional<compression_type>>>{{"producer", std::nullopt},
+                                                                            {"uncompressed", compression_type::none},
+                                                                            {"gzip", compression_type::gzip},
+                                                                            {"Snappy", compression_type::snappy},
+                                                                            {"LZ4", compression_type::lz4},
+                                                                            {"zstd", compression_type::zstd}}) {
+    INFO(text);
+    auto c = apply("compression.type", text);
+    REQUIRE(c);
+    CHECK(c->compression == want);
+    // Described as Kafka prints it.
+    for (const auto& [k, v] : topic_config_values(*c))
+      if (k == "compression.type") CHECK(v == topic_compression_name(want));
+  }
+  for (std::string bad : {"none", "lz5", "", "gzip "}) {
+    INFO("'" << bad << "'");
+    auto c = apply("compression.type", bad);
+    REQUIRE_FALSE(c);
+    CHECK(c.error() == errc::invalid_config);
+  }
+  auto z = apply("compression.zstd.level", "19");
+  REQUIRE(z);
+  CHECK(z->compression_zstd_level == 19);
+  CHECK(z->compression_level(compression_type::zstd) == 19);
+  CHECK(apply("compression.gzip.level", "-1"));
+  CHECK(apply("compression.lz4.level", "17"));
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{{"compression.gzip.level", "0"},
+                                                                      {"compression.gzip.level", "10"},
+                                                                      {"compression.lz4.level", "18"},
+                                                                      {"compression.zstd.level", "23"},
+                                                                      {"compression.zstd.level", "-131073"},
+                                                                      {"compression.lz4.level", "99999999999"}}) {
+    INFO(k << "=" << v);
+    auto c = apply(k, v);
+    REQUIRE_FALSE(c);
+    CHECK(c.error() == errc::invalid_config);
+  }
+}

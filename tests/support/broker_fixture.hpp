@@ -30,10 +30,13 @@
 
 namespace brook::test {
 
-/// A node on `dir` with housekeeping off; fails the test when it does not open.
-inline std::unique_ptr<node> open_test_node(const std::filesystem::path& dir) {
+/// A node on `dir` with housekeeping off (and `codecs` for compressed batches); fails the
+/// test when it does not open.
+inline std::unique_ptr<node> open_test_node(const std::filesystem::path& dir,
+                                            std::shared_ptr<const compression_codecs> codecs = nullptr) {
   node_options o;
   o.housekeeping_interval = std::chrono::milliseconds(0);
+  o.dir.defaults.codecs = std::move(codecs);
   auto n = node::open(dir, std::move(o));
   if (!n) FAIL("node::open: " << n.error().to_string());
   return std::move(*n);
@@ -41,8 +44,9 @@ inline std::unique_ptr<node> open_test_node(const std::filesystem::path& dir) {
 
 /// A scratch directory (named after `prefix`), a node on it and a broker with `config`.
 struct broker_fixture {
-  explicit broker_fixture(const std::string& prefix = "broker", server::broker_config config = {})
-      : tmp(prefix), n(open_test_node(tmp.path())), b(*n, std::move(config)) {}
+  explicit broker_fixture(const std::string& prefix = "broker", server::broker_config config = {},
+                          std::shared_ptr<const compression_codecs> codecs = nullptr)
+      : tmp(prefix), n(open_test_node(tmp.path(), std::move(codecs))), b(*n, std::move(config)) {}
   ~broker_fixture() { b.stop(); }
 
   temp_dir tmp;

@@ -132,19 +132,23 @@ struct disk_batch {
   std::int64_t base = 0;
   std::int64_t last = 0;
   std::int64_t max_ts = -1;
+  int compression = 0;  ///< the codec id in the attributes
+  std::int32_t records = 0;
 };
 
-/// Walks a .log with full validation (CRC, records); stops at the first invalid byte.
-/// Returns the valid batches and sets *valid_bytes to where they end.
+/// Walks a .log with full validation (CRC, records; a compressed batch's payload only by its
+/// CRC); stops at the first invalid byte. Returns the valid batches and sets *valid_bytes to
+/// where they end.
 inline std::vector<disk_batch> scan_log_file(const sfs::path& p, std::uint64_t* valid_bytes = nullptr) {
   auto bytes = read_file_bytes(p);
   std::vector<disk_batch> out;
   std::uint64_t pos = 0;
   while (pos < bytes.size()) {
-    auto v = record_batch_view::parse(std::span<const std::byte>(bytes).subspan(pos));
-    if (!v) break;
-    out.push_back(
-        {pos, v->size_bytes(), v->base_offset().value(), v->last_offset().value(), v->header().max_timestamp});
+    const auto rest = std::span<const std::byte>(bytes).subspan(pos);
+    auto v = record_batch_view::parse(rest, batch_check{true, false});
+    if (!v || (!v->compressed() && !record_batch_view::parse(rest))) break;
+    out.push_back({pos, v->size_bytes(), v->base_offset().value(), v->last_offset().value(), v->header().max_timestamp,
+                   static_cast<int>(v->compression()), v->header().records_count});
     pos += v->size_bytes();
   }
   if (valid_bytes != nullptr) *valid_bytes = pos;
@@ -253,7 +257,8 @@ inline std::string describe(const full_record& r) {
 }
 
 /// Like read_all, but also returns each record's headers.
-inline std::vector<full_record> read_all_full(const partition_log& log) {
+/// `d` reads compressed batches (null: none may be compressed).
+inline std::vector<full_record> read_all_full(const partition_log& log, batch_decompressor* d = nullptr) {
   std::vector<full_record> out;
   offset at = log.log_start_offset();
   while (at < log.log_end_offset()) {
@@ -262,19 +267,21 @@ inline std::vector<full_record> read_all_full(const partition_log& log) {
     auto s = log.read(at, ro);
     if (!s) throw std::runtime_error(s.error().to_string());
     if (s->empty()) break;
-    auto r = s->for_each_record([&](const record_view& rv) {
-      full_record f;
-      f.rec.offset = rv.offset().value();
-      f.rec.timestamp = rv.timestamp();
-      f.rec.key_null = rv.key().is_null();
-      f.rec.key = rv.key().to_string();
-      f.rec.value_null = rv.value().is_null();
-      f.rec.value = rv.value().to_string();
-      for (const record_header& h : rv.headers())
-        f.headers.emplace_back(std::string(h.key),
-                               h.value.is_null() ? std::nullopt : std::optional<std::string>(h.value.to_string()));
-      out.push_back(std::move(f));
-    });
+    auto r = s->for_each_record(
+        [&](const record_view& rv) {
+          full_record f;
+          f.rec.offset = rv.offset().value();
+          f.rec.timestamp = rv.timestamp();
+          f.rec.key_null = rv.key().is_null();
+          f.rec.key = rv.key().to_string();
+          f.rec.value_null = rv.value().is_null();
+          f.rec.value = rv.value().to_string();
+          for (const record_header& h : rv.headers())
+            f.headers.emplace_back(std::string(h.key),
+                                   h.value.is_null() ? std::nullopt : std::optional<std::string>(h.value.to_string()));
+          out.push_back(std::move(f));
+        },
+        batch_check{}, d);
     if (!r) throw std::runtime_error(r.error().to_string());
     at = s->next_offset();
   }

@@ -56,23 +56,26 @@ inline std::vector<std::byte> log_bytes(const partition_log& log, offset from = 
 }
 
 /// Every record in [from, log end), read through the public API with CRC checks.
-inline std::vector<plain_record> read_all(const partition_log& log, offset from = offset(-1)) {
+inline std::vector<plain_record> read_all(const partition_log& log, offset from = offset(-1),
+                                          batch_decompressor* d = nullptr) {
   std::vector<plain_record> out;
   offset at = from.value() < 0 ? log.log_start_offset() : from;
   while (at < log.log_end_offset()) {
     auto s = log.read(at);
     if (!s) throw std::runtime_error(s.error().to_string());
     if (s->empty()) break;
-    auto r = s->for_each_record([&](const record_view& rv) {
-      plain_record p;
-      p.offset = rv.offset().value();
-      p.timestamp = rv.timestamp();
-      p.key_null = rv.key().is_null();
-      p.key = rv.key().to_string();
-      p.value_null = rv.value().is_null();
-      p.value = rv.value().to_string();
-      out.push_back(std::move(p));
-    });
+    auto r = s->for_each_record(
+        [&](const record_view& rv) {
+          plain_record p;
+          p.offset = rv.offset().value();
+          p.timestamp = rv.timestamp();
+          p.key_null = rv.key().is_null();
+          p.key = rv.key().to_string();
+          p.value_null = rv.value().is_null();
+          p.value = rv.value().to_string();
+          out.push_back(std::move(p));
+        },
+        batch_check{}, d);
     if (!r) throw std::runtime_error(r.error().to_string());
     at = s->next_offset();
   }

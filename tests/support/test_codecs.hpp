@@ -22,8 +22,8 @@ inline compression_codecs all_codecs() {
 }
 
 /// Every codec id, `none` first.
-inline constexpr std::array<compression_type, 5> every_compression_type{
-    compression_type::none, compression_type::gzip, compression_type::snappy, compression_type::lz4,
-    compression_type::zstd};
+inline constexpr std::array<compression_type, 5> every_compression_type{compression_type::none, compression_type::gzip,
+                                                                        compression_type::snappy, compression_type::lz4,
+                                                                        compression_type::zstd};
 
 }  // namespace brook::test

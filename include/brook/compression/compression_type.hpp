@@ -43,6 +43,30 @@ constexpr std::optional<compression_type> compression_type_from_id(int id) noexc
   return static_cast<compression_type>(id);
 }
 
+/// Kafka's `compression.<codec>.level` for a codec (KIP-390): its default and range, the same
+/// for producers and topics. gzip also takes -1 (zlib's default, 6); snappy has no level (0).
+/// zstd's range is libzstd's (ZSTD_minCLevel() -131072 .. ZSTD_maxCLevel() 22, as zstd-jni's).
+struct compression_levels {
+  int min = 0;
+  int max = 0;
+  int default_level = 0;
+};
+constexpr compression_levels kafka_compression_levels(compression_type t) noexcept {
+  switch (t) {
+    case compression_type::gzip: return {1, 9, -1};
+    case compression_type::lz4: return {1, 17, 9};
+    case compression_type::zstd: return {-131072, 22, 3};
+    case compression_type::none:
+    case compression_type::snappy: break;
+  }
+  return {0, 0, 0};
+}
+/// True when `level` is a valid `compression.<codec>.level` for `t`.
+constexpr bool valid_kafka_compression_level(compression_type t, int level) noexcept {
+  const auto r = kafka_compression_levels(t);
+  return (level >= r.min && level <= r.max) || level == r.default_level;
+}
+
 /// The codec of a Kafka name, as `compression.type` takes it: "none", "gzip", "snappy", "lz4"
 /// or "zstd", in any ASCII case (Kafka's validators ignore case). Anything else, including
 /// the topic-only values "producer" and "uncompressed", is `invalid_config` naming the value

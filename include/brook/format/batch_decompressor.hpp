@@ -55,8 +55,7 @@ class batch_decompressor {
     if (!codec) return prefixed(codec.error(), where);
     if (retaining_ && !buf_.empty()) retained_.push_back(std::move(buf_));
     buf_.clear();
-    if (auto r = (*codec)->decompress(payload, max_bytes_, buf_); !r)
-      return prefixed(r.error(), where);
+    if (auto r = (*codec)->decompress(payload, max_bytes_, buf_); !r) return prefixed(r.error(), where);
     return std::span<const std::byte>(buf_);
   }
 

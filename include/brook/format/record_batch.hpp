@@ -42,9 +42,11 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
@@ -461,6 +463,31 @@ inline void update_batch_crc(std::span<std::byte> b) noexcept {
   detail::store_be_u32(b.data() + batch_layout::crc,
                        crc32c(std::span<const std::byte>(b).subspan(batch_layout::crc_begin)));
 }
+/// Writes into `out` the uncompressed batch `b` (exactly one batch, every header field final)
+/// with its records compressed by `codec` at `level`: the same header with the codec in the
+/// attributes, batchLength and the CRC recomputed, then the codec payload. Errors: those of
+/// compression_codec::compress, record_too_large when the result does not fit batchLength.
+/// REQUIRES: b is uncompressed.
+inline result<void> compress_batch(std::span<const std::byte> b, const compression_codec& codec, int level,
+                                   std::vector<std::byte>& out) {
+  namespace L = batch_layout;
+  BROOK_ASSERT(
+      b.size() >= L::header_size && (detail::load_be16(b.data() + L::attributes) & batch_attr::compression_mask) == 0,
+      "compress_batch of a batch that is short or already compressed");
+  out.assign(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(L::header_size));
+  BROOK_TRY(codec.compress(b.subspan(L::header_size), level, out));
+  if (out.size() - L::log_overhead > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    return make_error(errc::record_too_large, "a {}-compressed batch of {} bytes does not fit a batch",
+                      compression_name(codec.type()), out.size());
+  const auto attrs = detail::load_be16(out.data() + L::attributes);
+  detail::store_be16(out.data() + L::attributes,
+                     static_cast<std::int16_t>((attrs & ~batch_attr::compression_mask) |
+                                               (static_cast<int>(codec.type()) & batch_attr::compression_mask)));
+  detail::store_be32(out.data() + L::batch_length, static_cast<std::int32_t>(out.size() - L::log_overhead));
+  detail::store_be_u32(out.data() + L::crc, crc32c(std::span<const std::byte>(out).subspan(L::crc_begin)));
+  return ok();
+}
+
 /// Overwrites maxTimestamp and recomputes the CRC of the batch `b` (exactly one batch), as
 /// Kafka's broker corrects a producer's maxTimestamp to the largest record timestamp.
 inline void set_batch_max_timestamp(std::span<std::byte> b, timestamp_ms t) noexcept {

@@ -106,7 +106,7 @@ class record_batch_builder {
   /// the next reset() or destruction. REQUIRES: at least one record.
   std::span<std::byte> finish() noexcept {
     BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
-    write_header(buf_.get(), size_, compression_type::none);
+    write_header(buf_.get(), size_);
     finished_ = true;
     return {buf_.get(), size_};
   }
@@ -120,14 +120,9 @@ class record_batch_builder {
   result<std::span<std::byte>> finish(const compression_codec& codec, int level) {
     BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
     if (codec.type() == compression_type::none) return finish();
-    namespace L = batch_layout;
-    packed_.resize(L::header_size);
-    BROOK_TRY(codec.compress({buf_.get() + L::header_size, size_ - L::header_size}, level, packed_));
-    if (packed_.size() - L::log_overhead > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
-      return make_error(errc::record_too_large, "a {}-compressed batch of {} bytes does not fit a batch",
-                        compression_name(codec.type()), packed_.size());
-    write_header(packed_.data(), packed_.size(), codec.type());
+    write_header(buf_.get(), size_, /*with_crc=*/false);  // compress_batch computes the CRC
     finished_ = true;
+    BROOK_TRY(compress_batch({buf_.get(), size_}, codec, level, packed_));
     return std::span<std::byte>(packed_);
   }
 
@@ -139,14 +134,14 @@ class record_batch_builder {
 
  private:
   /// Writes the header of a batch of `size` bytes at `b` (records already after it), then
-  /// its CRC over attributes .. end.
-  void write_header(std::byte* b, std::size_t size, compression_type codec) const noexcept {
+  /// (with_crc) its CRC over attributes .. end.
+  void write_header(std::byte* b, std::size_t size, bool with_crc = true) const noexcept {
     namespace L = batch_layout;
     detail::store_be64(b + L::base_offset, base_offset_.value());
     detail::store_be32(b + L::batch_length, static_cast<std::int32_t>(size - L::log_overhead));
     detail::store_be32(b + L::partition_leader_epoch, opts_.partition_leader_epoch);
     b[L::magic] = static_cast<std::byte>(current_magic);
-    auto attrs = static_cast<std::int16_t>(static_cast<int>(codec) & batch_attr::compression_mask);
+    std::int16_t attrs = 0;
     if (opts_.transactional) attrs |= batch_attr::transactional;
     if (opts_.control) attrs |= batch_attr::control;
     detail::store_be16(b + L::attributes, attrs);
@@ -157,7 +152,7 @@ class record_batch_builder {
     detail::store_be16(b + L::producer_epoch, opts_.producer_epoch);
     detail::store_be32(b + L::base_sequence, opts_.base_sequence);
     detail::store_be32(b + L::records_count, count_);
-    detail::store_be_u32(b + L::crc, crc32c({b + L::crc_begin, size - L::crc_begin}));
+    if (with_crc) detail::store_be_u32(b + L::crc, crc32c({b + L::crc_begin, size - L::crc_begin}));
   }
 
   static std::size_t body_size(std::int64_t ts_delta, std::int32_t off_delta, nullable_bytes key, nullable_bytes value,

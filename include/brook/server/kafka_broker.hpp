@@ -12,15 +12,17 @@
 // docs/broker.md; in short:
 //   Produce       magic-2 batches only, exactly one batch per partition (INVALID_RECORD
 //                 otherwise), validated as Kafka's LogValidator does (storage/log_validator),
-//                 appended as the bytes that came; acks 0 (no answer, or the connection
+//                 appended as the bytes that came (or recompressed for the topic's
+//                 compression.type; zstd only from Produce v7, as Kafka); acks 0 (no answer, or the connection
 //                 closed when it failed, as Kafka does), 1 and -1 (on one node
 //                 both answer after the local append, which flushes when the topic's
 //                 flush.messages says so); internal topics refused (INVALID_TOPIC_EXCEPTION)
 //   Fetch         whole stored batches from the one holding the fetch offset, at least one
 //                 batch even above the byte limits (KIP-74), empty records (never null),
 //                 last stable offset = high watermark (no transactions), preferred read
-//                 replica -1; a fetch below min_bytes parks in the request_purgatory until an
-//                 append brings enough or max_wait_ms passes
+//                 replica -1; a topic whose compression.type is zstd only from Fetch v10
+//                 (UNSUPPORTED_COMPRESSION_TYPE before, as Kafka); a fetch below min_bytes parks in the
+//                 request_purgatory until an append brings enough or max_wait_ms passes
 //   ListOffsets   latest (-1), earliest (-2), max timestamp (-3), by timestamp
 //   Metadata      v0 empty = all topics, v1+ null = all; unknown topics are created when the
 //                 request and auto.create.topics.enable allow it; v10+ answers each topic's
@@ -225,8 +227,8 @@ class kafka_broker final : public request_handler {
     std::size_t bytes = 0;
     bool error = false;
   };
-  fetch_outcome read_fetch(const protocol::fetch_request& body) const;
-  protocol::fetch_response_partition read_partition(const std::string& topic,
+  fetch_outcome read_fetch(const protocol::fetch_request& body, std::int16_t version) const;
+  protocol::fetch_response_partition read_partition(std::int16_t version, const std::string& topic,
                                                     const protocol::fetch_request_partition& p, std::size_t max_bytes,
                                                     bool first_batch_whole) const;
 
@@ -291,6 +293,12 @@ inline protocol::produce_response_partition kafka_broker::produce_one(incoming_r
   if (!part) return fail(part.error());
   auto batch = one_batch(req, p.records);
   if (!batch) return fail(batch.error());
+  // Kafka's ProduceRequest.validateRecords: zstd needs Produce v7 (KIP-110).
+  const auto codec = decode_batch_header_unchecked(batch->data()).compression();
+  if (codec == compression_type::zstd && req.header.api_version < 7)
+    return fail(make_error(errc::unsupported_compression_type,
+                           "zstd-compressed batches need Produce v7 or later; this request is v{}",
+                           req.header.api_version));
   auto appended = (*part)->append(*batch);
   if (!appended) return fail(appended.error());
   out.base_offset = appended->base_offset;
@@ -328,12 +336,12 @@ class kafka_broker::delayed_fetch final : public request_purgatory::operation {
   delayed_fetch(const kafka_broker& b, protocol::request_header h, protocol::fetch_request body, reply done)
       : broker_(b), header_(std::move(h)), body_(std::move(body)), done_(std::move(done)) {}
   bool try_complete() override {
-    auto o = broker_.read_fetch(body_);
+    auto o = broker_.read_fetch(body_, header_.api_version);
     if (!o.error && o.bytes < static_cast<std::size_t>(std::max(body_.min_bytes, 1))) return false;
     send(header_, o.response, done_);
     return true;
   }
-  void expire() override { send(header_, broker_.read_fetch(body_).response, done_); }
+  void expire() override { send(header_, broker_.read_fetch(body_, header_.api_version).response, done_); }
 
  private:
   const kafka_broker& broker_;
@@ -343,14 +351,15 @@ class kafka_broker::delayed_fetch final : public request_purgatory::operation {
 };
 
 inline void kafka_broker::answer(const incoming_request& req, const protocol::fetch_request& body, const reply& done) {
-  auto o = read_fetch(body);
+  auto o = read_fetch(body, req.header.api_version);
   const bool enough = o.bytes >= static_cast<std::size_t>(std::max(body.min_bytes, 0));
   if (o.error || enough || body.max_wait_ms <= 0) return send(req.header, o.response, done);
   auto op = std::make_shared<delayed_fetch>(*this, req.header, body, done);
   purgatory_.park(std::move(op), std::chrono::steady_clock::now() + std::chrono::milliseconds(body.max_wait_ms), done);
 }
 
-inline kafka_broker::fetch_outcome kafka_broker::read_fetch(const protocol::fetch_request& body) const {
+inline kafka_broker::fetch_outcome kafka_broker::read_fetch(const protocol::fetch_request& body,
+                                                            std::int16_t version) const {
   fetch_outcome o;
   const std::size_t limit = static_cast<std::size_t>(std::max(body.max_bytes, 0));
   for (const auto& t : body.topics) {
@@ -360,7 +369,7 @@ inline kafka_broker::fetch_outcome kafka_broker::read_fetch(const protocol::fetc
     for (const auto& p : t.partitions) {
       const std::size_t left = o.bytes >= limit ? 0 : limit - o.bytes;
       const std::size_t cap = std::min(left, static_cast<std::size_t>(std::max(p.partition_max_bytes, 0)));
-      auto rp = read_partition(t.topic, p, cap, o.bytes == 0);
+      auto rp = read_partition(version, t.topic, p, cap, o.bytes == 0);
       o.bytes += rp.records.size_bytes();
       o.error = o.error || rp.error_code != 0;
       rt.partitions.push_back(std::move(rp));
@@ -369,7 +378,7 @@ inline kafka_broker::fetch_outcome kafka_broker::read_fetch(const protocol::fetc
   return o;
 }
 
-inline protocol::fetch_response_partition kafka_broker::read_partition(const std::string& topic,
+inline protocol::fetch_response_partition kafka_broker::read_partition(std::int16_t version, const std::string& topic,
                                                                        const protocol::fetch_request_partition& p,
                                                                        std::size_t max_bytes,
                                                                        bool first_batch_whole) const {
@@ -380,6 +389,12 @@ inline protocol::fetch_response_partition kafka_broker::read_partition(const std
   auto part = node_.dir().get_partition(topic, p.partition);
   if (!part) {
     out.error_code = wire_error_code(part.error());
+    return out;
+  }
+  // KafkaApis: a topic whose compression.type is zstd needs Fetch v10 (KIP-110), whatever
+  // its batches hold.
+  if (version < 10 && (*part)->log().config().compression == compression_type::zstd) {
+    out.error_code = static_cast<std::int16_t>(errc::unsupported_compression_type);
     return out;
   }
   const offset hw = (*part)->high_watermark();

@@ -22,11 +22,12 @@
 //    the retained count, baseTimestamp the first retained record's timestamp (or the
 //    delete horizon), maxTimestamp the largest retained one (the append time for
 //    LogAppendTime batches), records re-encoded with their offset delta and new timestamp
-//    delta, a new CRC. Offsets therefore never change. A batch with no record left is
-//    dropped, except the last batch of a segment, which stays as an empty batch (Kafka's
-//    RETAIN_EMPTY form, DefaultRecordBatch.writeEmptyHeader: recordsCount 0, the original
-//    baseOffset, lastOffsetDelta, producer fields and maxTimestamp, which is also its
-//    baseTimestamp). So every segment still ends at the same offset, segments never get
+//    delta, a new CRC; a compressed batch is rebuilt compressed with its own codec at that
+//    codec's default level, as Kafka's buildRetainedRecordsInto does (an emptied batch is
+//    written uncompressed, as Kafka's writeEmptyHeader does). Offsets therefore never change. A batch with no record
+//    left is dropped, except the last batch of a segment, which stays as an empty batch (Kafka's RETAIN_EMPTY form,
+//    DefaultRecordBatch.writeEmptyHeader: recordsCount 0, the original baseOffset, lastOffsetDelta, producer fields and
+//    maxTimestamp, which is also its baseTimestamp). So every segment still ends at the same offset, segments never get
 //    gaps between them, and recovery keeps telling a lost tail (a gap) from compaction.
 //    A segment that needs no change is not rewritten.
 // 4. The first dirty offset moves to the first uncleanable offset and is checkpointed in
@@ -39,6 +40,10 @@
 // later pass drops the batch's tombstones once now >= that horizon. A consumer that reads
 // the log from the start within delete.retention.ms of a tombstone being first cleaned
 // therefore still sees it.
+//
+// Compressed batches are decompressed with log_config::codecs (a codec not enabled fails
+// the pass with unsupported_compression_type, leaving the log as it was); keys from them are
+// copied into the offset map, since their decompressed bytes do not stay.
 //
 // Deviations from Kafka, all deliberate:
 // - Kafka keeps every record newer than the map's latest offset. brook's map always covers
@@ -87,6 +92,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -191,10 +197,13 @@ class offset_map {
  public:
   offset_map() { slots_.resize(initial_slots); }
 
-  void put(std::string_view key, offset o) {
+  /// Records `key` at `o`. With `copy_key` a new key's bytes are copied into the map (a key
+  /// from a compressed batch's decompressed records, which do not stay); else it is viewed.
+  void put(std::string_view key, offset o, bool copy_key = false) {
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
     slot& s = find(key, hash_of(key));
     if (s.hash == 0) {
+      if (copy_key) key = owned_.emplace_back(key);
       s = slot{hash_of(key), key.data(), key.size(), o.value()};
       ++size_;
     } else if (s.offset < o.value()) {
@@ -238,33 +247,50 @@ class offset_map {
   std::vector<slot> slots_;
   std::size_t size_ = 0;
   std::int64_t latest_ = -1;
+  std::deque<std::string> owned_;  // copied keys (stable addresses)
 };
 
 namespace detail {
 
 inline std::string_view key_view(const nullable_bytes& k) noexcept { return k.as_string_view(); }
 
+/// The batch of segment `s` at `p`, validated (CRC and records); a compressed batch's records
+/// decompressed into `d`.
+inline result<record_batch_view> parse_for_cleaning(const segment& s, file_pos p, file_pos limit,
+                                                    batch_decompressor& d) {
+  const auto bytes = s.bytes(p, static_cast<std::uint64_t>(limit - p));
+  auto where = [&] { return s.where(p); };
+  BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(bytes, batch_check{true, false}, where));
+  if (v.compressed()) return record_batch_view::parse(bytes, d, batch_check{false, true}, where);
+  return record_batch_view::parse(bytes, batch_check{false, true}, where);
+}
+
 /// Adds every keyed record at or after `from` of segment `s` to `map` (control batches are
-/// skipped, as in Kafka's buildOffsetMap). Validates each batch (CRC included).
-inline result<void> add_segment_to_map(const segment& s, offset from, offset_map& map) {
+/// skipped, as in Kafka's buildOffsetMap). Validates each batch (CRC included); a compressed
+/// batch is decompressed with `d` and its keys copied into the map.
+inline result<void> add_segment_to_map(const segment& s, offset from, offset_map& map, batch_decompressor& d) {
   const file_pos limit = s.end_pos();
   for (file_pos p{0}; p < limit;) {
-    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
-                                                      [&] { return s.where(p); }));
+    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)),
+                                                      batch_check{true, false}, [&] { return s.where(p); }));
+    if (!v.header().is_control() && v.last_offset() >= from) {
+      BROOK_TRY_ASSIGN(v, parse_for_cleaning(s, p, limit, d));
+      for (const record_view& r : v)
+        if (r.offset() >= from && !r.key().is_null()) map.put(key_view(r.key()), r.offset(), v.compressed());
+    }
     p += v.size_bytes();
-    if (v.header().is_control() || v.last_offset() < from) continue;
-    for (const record_view& r : v)
-      if (r.offset() >= from && !r.key().is_null()) map.put(key_view(r.key()), r.offset());
   }
   return ok();
 }
 
 /// Kafka's buildOffsetMap over a plan: the keys of every cleanable segment that is not
-/// wholly clean. The map's keys are views into `segs`: keep them pinned while it lives.
+/// wholly clean. The map's keys are views into `segs` (or copies, for compressed batches):
+/// keep the segments pinned while it lives. `codecs` reads compressed batches.
 inline result<void> build_offset_map(const std::vector<std::shared_ptr<segment>>& segs, const cleanable_info& p,
-                                     offset_map& map) {
+                                     offset_map& map, const compression_codecs& codecs) {
+  batch_decompressor d(codecs);
   for (std::size_t i = 0; i < p.segments; ++i)
-    if (segs[i + 1]->base_offset() > p.first_dirty) BROOK_TRY(add_segment_to_map(*segs[i], p.first_dirty, map));
+    if (segs[i + 1]->base_offset() > p.first_dirty) BROOK_TRY(add_segment_to_map(*segs[i], p.first_dirty, map, d));
   return ok();
 }
 
@@ -385,6 +411,8 @@ struct record_filter {
   const offset_map* map = nullptr;
   timestamp_ms now = 0;
   std::int64_t delete_retention_ms = 0;
+  /// Reads compressed batches and recompresses what is rebuilt of them (null: `none` only).
+  const compression_codecs* codecs = nullptr;
 };
 
 /// Appends the record `r` (of a batch with base offset `base`) to `out` as Kafka's
@@ -465,7 +493,8 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
   const file_pos limit = s.end_pos();
   bool changed = false;
   std::vector<record_view> kept;
-  std::vector<std::byte> scratch;
+  std::vector<std::byte> scratch, packed;
+  batch_decompressor d(f.codecs ? *f.codecs : compression_codecs{});
   // The first difference: open `out` and copy the unchanged batches before `upto`.
   auto start_writing = [&](file_pos upto) -> result<void> {
     changed = true;
@@ -481,8 +510,11 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
   auto keep_as_is = [&](std::span<const std::byte> b) -> result<void> { return changed ? out.append(b) : ok(); };
   for (file_pos p{0}; p < limit;) {
     const file_pos at = p;
-    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)), batch_check{},
-                                                      [&] { return s.where(p); }));
+    BROOK_TRY_ASSIGN(auto v, record_batch_view::parse(s.bytes(p, static_cast<std::uint64_t>(limit - p)),
+                                                      batch_check{true, false}, [&] { return s.where(p); }));
+    if (!v.header().is_control()) {
+      BROOK_TRY_ASSIGN(v, parse_for_cleaning(s, p, limit, d));
+    }
     p += v.size_bytes();
     const batch_header& h = v.header();
     if (h.is_control()) {
@@ -524,6 +556,12 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
         horizon = std::numeric_limits<timestamp_ms>::max();
     }
     rebuild_batch(scratch, v, kept, horizon);
+    if (v.compressed() && !kept.empty()) {  // Kafka: the batch's own codec at its default level
+      BROOK_TRY_ASSIGN(const compression_codec* c, d.codecs().get(v.compression()));
+      BROOK_TRY(compress_batch(scratch, *c, c->default_level(), packed));
+      BROOK_TRY(out.append(packed));
+      continue;
+    }
     BROOK_TRY(out.append(scratch));
   }
   return changed;
@@ -553,8 +591,11 @@ inline bool is_complete_cleaned_log(file_system& files, const fs::path& path, of
   std::span<const std::byte> b((*m)->data(), static_cast<std::size_t>(*sz));
   offset next = base;
   for (std::size_t p = 0; p < b.size();) {
-    auto v = record_batch_view::parse(b.subspan(p), batch_check{}, std::string_view("swap"));
+    auto v = record_batch_view::parse(b.subspan(p), batch_check{true, false}, std::string_view("swap"));
     if (!v || v->base_offset() < next || v->last_offset() >= end) return false;
+    // Records are checked too, except a compressed batch's (the CRC covers its payload).
+    if (!v->compressed() && !record_batch_view::parse(b.subspan(p), batch_check{}, std::string_view("swap")))
+      return false;
     next = v->header().next_offset();
     p += v->size_bytes();
   }

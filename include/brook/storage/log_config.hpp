@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <brook/compression/compression_codec.hpp>
+#include <brook/compression/compression_type.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/printable.hpp>
 #include <brook/core/result.hpp>
@@ -103,6 +105,17 @@ struct log_config {
   /// min.compaction.lag.ms: a segment holding a record younger than this (by its largest
   /// timestamp) and everything after it are not cleaned yet. Default 0.
   std::chrono::milliseconds min_compaction_lag{0};
+  /// compression.type: the codec a producer's batches are stored with. nullopt is Kafka's
+  /// `producer` (the default): kept as the producer compressed them; `none` is Kafka's
+  /// `uncompressed`. A batch of another codec is recompressed on append (LogValidator's
+  /// rebuild: new CRC, offsets and timestamps assigned as for any append), which needs the
+  /// codecs of both in `codecs`.
+  std::optional<compression_type> compression{};
+  /// compression.gzip.level / compression.lz4.level / compression.zstd.level: the level a
+  /// recompression uses (KIP-390's defaults -1, 9, 3 and ranges).
+  int compression_gzip_level = -1;
+  int compression_lz4_level = 9;
+  int compression_zstd_level = 3;
   /// Where time comes from (rolling, retention, flush.ms, LogAppendTime). Null = system clock.
   std::shared_ptr<const brook::clock> clock{};
   /// Where file operations go (storage/file_system.hpp, the I/O seam). Null = the kernel's
@@ -113,8 +126,27 @@ struct log_config {
   /// only: a compressed batch from a producer is then unsupported_compression_type.
   std::shared_ptr<const compression_codecs> codecs{};
 
+  /// The level compression.<codec>.level sets for `t` (0 for none and snappy).
+  int compression_level(compression_type t) const noexcept {
+    switch (t) {
+      case compression_type::gzip: return compression_gzip_level;
+      case compression_type::lz4: return compression_lz4_level;
+      case compression_type::zstd: return compression_zstd_level;
+      case compression_type::none:
+      case compression_type::snappy: break;
+    }
+    return 0;
+  }
+
   /// Checks every value is in its domain; invalid_config names the first one that is not.
   result<void> validate() const {
+    for (auto t : {compression_type::gzip, compression_type::lz4, compression_type::zstd}) {
+      if (!valid_kafka_compression_level(t, compression_level(t))) {
+        const auto r = kafka_compression_levels(t);
+        return make_error(errc::invalid_config, "compression.{}.level {} is not in {}..{}", compression_name(t),
+                          compression_level(t), r.min, r.max);
+      }
+    }
     if (segment_bytes < 14) return make_error(errc::invalid_config, "segment.bytes {} is below 14", segment_bytes);
     if (segment_bytes > std::uint64_t{std::numeric_limits<std::int32_t>::max()})
       return make_error(errc::invalid_config, "segment.bytes {} exceeds 2^31-1 (positions are int32)", segment_bytes);

@@ -6,8 +6,11 @@
 //                    compressed size); a producer's compressed batch is decompressed with
 //                    log_config::codecs (at most default_max_decompressed_batch_bytes) and
 //                    its records checked as an uncompressed batch's, then kept as it came
-//                    (Kafka's in-place path); a replica's compressed batch is checked by its
-//                    CRC and copied byte for byte, as Kafka's followers do
+//                    (Kafka's in-place path) unless the topic's compression.type names
+//                    another codec: then it is rebuilt with that codec and level (Kafka's
+//                    rebuild path), and must still fit max.message.bytes; a replica's
+//                    compressed batch is checked by its CRC and copied byte for byte, as
+//                    Kafka's followers do
 //   from a producer  not a control batch; record count == lastOffsetDelta + 1; on a
 //                    compacted log every record has a key; timestamps >= 0 (or -1, none),
 //                    within message.timestamp.before/after.max.ms of now on CreateTime
@@ -28,11 +31,14 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
+#include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/log_config.hpp>
 
 namespace brook {
@@ -59,6 +65,10 @@ using append_callback = std::function<void(const result<append_result>&)>;
 struct validated_append {
   append_result result;
   timestamp_ms max_timestamp = -1;  ///< the largest batch timestamp (after LogAppendTime)
+  /// Empty when the batches are written as validated, in place. Otherwise every batch of the
+  /// append as it is written, some recompressed for the topic's compression.type: the
+  /// caller writes these bytes instead.
+  std::vector<std::byte> rebuilt;
 };
 
 namespace detail {
@@ -89,6 +99,49 @@ inline result<void> check_producer_timestamps(const record_batch_view& v, std::s
                       "{}: batch {} has a record timestamp outside [now - {} ms, now + {} ms] (now {}, records {}..{}; "
                       "message.timestamp.before.max.ms / after.max.ms)",
                       log_name, index, before, after, now, t.min, t.max);
+  return ok();
+}
+
+/// Rebuilds the producer batch `v` (records readable) with `codec` at `level` into `out`, as
+/// Kafka's LogValidator rebuilds a batch whose codec differs from the topic's compression.type:
+/// the same producer id, epoch, base sequence and transactional flag, the records in order
+/// with offset deltas 0..n-1 and their own timestamps. The caller assigns offsets and times.
+inline result<void> rebuild_batch(const record_batch_view& v, const compression_codec& codec, int level,
+                                  std::vector<std::byte>& out) {
+  const batch_header& h = v.header();
+  batch_options o;
+  o.producer_id = h.producer_id;
+  o.producer_epoch = h.producer_epoch;
+  o.base_sequence = h.base_sequence;
+  o.partition_leader_epoch = h.partition_leader_epoch;
+  o.transactional = h.is_transactional();
+  record_batch_builder b(o, v.records_bytes().size() + batch_layout::header_size);
+  std::vector<record_header> headers;
+  for (const record_view& r : v) {
+    headers.clear();
+    for (const auto& x : r.headers()) headers.push_back(x);
+    b.append(r.timestamp(), r.key(), r.value(), headers);
+  }
+  BROOK_TRY_ASSIGN(auto bytes, b.finish(codec, level));
+  out.assign(bytes.begin(), bytes.end());
+  return ok();
+}
+
+/// The producer batch `v` rebuilt into `out` with the topic's compression.type and level;
+/// record_too_large when the result exceeds max.message.bytes (Kafka checks the rebuilt size).
+inline result<void> recompress(const record_batch_view& v, const log_config& config, std::string_view log_name,
+                               std::vector<std::byte>& out) {
+  const compression_type t = *config.compression;
+  const compression_codecs none_only;
+  const compression_codecs& codecs = config.codecs ? *config.codecs : none_only;
+  auto codec = codecs.get(t);
+  if (!codec)
+    return make_error(errc::unsupported_compression_type, "{}: compression.type {}: {}", log_name, compression_name(t),
+                      codec.error().message());
+  BROOK_TRY(rebuild_batch(v, **codec, config.compression_level(t), out));
+  if (out.size() > config.max_message_bytes)
+    return make_error(errc::record_too_large, "{}: batch recompressed with {} is {} bytes, over max.message.bytes {}",
+                      log_name, compression_name(t), out.size(), config.max_message_bytes);
   return ok();
 }
 
@@ -143,8 +196,15 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
     auto one = rest.first(h.size_bytes());
     // LogAppendTime (producer appends only) rewrites the batch's maxTimestamp to `now`.
     const bool stamp_time = ao.assign_offsets && log_append_time;
+    std::vector<std::byte> fresh;  // this batch recompressed for the topic's compression.type
     if (ao.assign_offsets) {
       BROOK_TRY(detail::check_producer_batch(v, count, config, now, log_name));
+      if (config.compression && *config.compression != h.compression()) {
+        BROOK_TRY(detail::recompress(v, config, log_name, fresh));
+        if (out.rebuilt.empty())
+          out.rebuilt.assign(batches.begin(), batches.begin() + static_cast<std::ptrdiff_t>(pos));
+        one = std::span<std::byte>(fresh);
+      }
       const std::int64_t span = std::int64_t{h.last_offset_delta} + 1;
       if (next.value() > std::numeric_limits<std::int64_t>::max() - span)
         return make_error(errc::offset_out_of_range, "{}: {} more offsets from {} would pass 2^63-1", log_name, span,
@@ -165,10 +225,11 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
     const timestamp_ms batch_max = stamp_time ? now : ao.assign_offsets ? v.timestamps().max : h.max_timestamp;
     out.max_timestamp = std::max(out.max_timestamp, batch_max);
     out.result.records += static_cast<std::size_t>(h.records_count);
+    if (!fresh.empty() || !out.rebuilt.empty()) out.rebuilt.insert(out.rebuilt.end(), one.begin(), one.end());
     pos += h.size_bytes();
   }
   out.result.last_offset = next - 1;
-  out.result.bytes = batches.size();
+  out.result.bytes = out.rebuilt.empty() ? batches.size() : out.rebuilt.size();
   out.result.log_append_time = log_append_time ? now : -1;
   return out;
 }

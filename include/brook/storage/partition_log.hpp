@@ -104,7 +104,9 @@ class partition_log {
 
   /// Validates (storage/log_validator.hpp) and appends one or more concatenated batches.
   /// With assign_offsets the batches' baseOffset fields are rewritten in place (and, for
-  /// LogAppendTime logs, the timestamp and CRC), so `batches` must be writable. Errors:
+  /// LogAppendTime logs, the timestamp and CRC), so `batches` must be writable; a batch whose
+  /// codec differs from the topic's compression.type is written recompressed from a buffer
+  /// of the validator's instead (append_result::bytes counts what was written). Errors:
   /// those of validate_append, closed, invalid_request (read-only), OS errors.
   result<append_result> append(std::span<std::byte> batches, append_options ao = {});
 

@@ -60,6 +60,32 @@ inline bool is_internal_topic(std::string_view name) noexcept {
   return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state";
 }
 
+/// A topic's `compression.type` (Kafka's BrokerCompressionType): "producer" (nullopt: keep
+/// the producer's codec), "uncompressed" (none), "gzip", "snappy", "lz4", "zstd", in any ASCII
+/// case. "none" is the producer's name, not the topic's: invalid_config, as in Kafka.
+inline result<std::optional<compression_type>> parse_topic_compression(std::string_view v) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+  };
+  const std::string l = lower(v);
+  if (l == "producer") return std::optional<compression_type>();
+  if (l == "uncompressed") return std::optional<compression_type>(compression_type::none);
+  if (l != "none")
+    if (auto t = parse_compression_type(l)) return std::optional<compression_type>(*t);
+  return make_error(errc::invalid_config,
+                    "compression.type '{}' is not one of uncompressed, zstd, lz4, snappy, gzip, producer",
+                    detail::printable(v));
+}
+/// The text of a topic's compression.type, as Kafka prints it.
+constexpr std::string_view topic_compression_name(std::optional<compression_type> t) noexcept {
+  if (!t) return "producer";
+  if (*t == compression_type::none) return "uncompressed";
+  return compression_name(*t);
+}
+
 /// A topic's partition count and its log_config overrides (Kafka names -> values as text).
 struct topic_config {
   std::int32_t partitions = 1;
@@ -82,7 +108,11 @@ struct topic_config {
                                                   "cleanup.policy",
                                                   "delete.retention.ms",
                                                   "min.cleanable.dirty.ratio",
-                                                  "min.compaction.lag.ms"};
+                                                  "min.compaction.lag.ms",
+                                                  "compression.type",
+                                                  "compression.gzip.level",
+                                                  "compression.lz4.level",
+                                                  "compression.zstd.level"};
     return keys;
   }
 
@@ -101,6 +131,10 @@ struct topic_config {
         else
           return make_error(errc::invalid_config, "message.timestamp.type '{}' is not CreateTime or LogAppendTime",
                             detail::printable(v));
+        continue;
+      }
+      if (k == "compression.type") {
+        BROOK_TRY_ASSIGN(base.compression, parse_topic_compression(v));
         continue;
       }
       if (k == "cleanup.policy") {
@@ -156,7 +190,13 @@ struct topic_config {
         base.delete_retention = std::chrono::milliseconds(n);
       else if (k == "min.compaction.lag.ms")
         base.min_compaction_lag = std::chrono::milliseconds(n);
-      else
+      else if (k == "compression.gzip.level" || k == "compression.lz4.level" || k == "compression.zstd.level") {
+        if (n < std::numeric_limits<std::int32_t>::min() || n > std::numeric_limits<std::int32_t>::max())
+          return make_error(errc::invalid_config, "{}={} is out of range", k, n);
+        (k == "compression.gzip.level"  ? base.compression_gzip_level
+         : k == "compression.lz4.level" ? base.compression_lz4_level
+                                        : base.compression_zstd_level) = static_cast<int>(n);
+      } else
         return make_error(errc::invalid_config, "unknown topic config '{}'", detail::printable(k));
     }
     BROOK_TRY(base.validate());
@@ -185,7 +225,11 @@ inline std::vector<std::pair<std::string, std::string>> topic_config_values(cons
           {"cleanup.policy", std::string(to_string(c.cleanup))},
           {"delete.retention.ms", ms(c.delete_retention)},
           {"min.cleanable.dirty.ratio", fmt::format("{}", c.min_cleanable_dirty_ratio)},
-          {"min.compaction.lag.ms", ms(c.min_compaction_lag)}};
+          {"min.compaction.lag.ms", ms(c.min_compaction_lag)},
+          {"compression.type", std::string(topic_compression_name(c.compression))},
+          {"compression.gzip.level", fmt::format("{}", c.compression_gzip_level)},
+          {"compression.lz4.level", fmt::format("{}", c.compression_lz4_level)},
+          {"compression.zstd.level", fmt::format("{}", c.compression_zstd_level)}};
 }
 
 namespace detail {

@@ -25,7 +25,8 @@ BROOK_DECL result<append_result> partition_log::append(std::span<std::byte> batc
   if (batches.empty()) return make_error(errc::invalid_record, "{}: empty append", dir_.string());
   const timestamp_ms now = config_.clock->now_ms();
   BROOK_TRY_ASSIGN(validated_append v, validate_append(batches, ao, config_, log_end_offset(), now, dir_.string()));
-  BROOK_TRY(write_batches(batches, v.result.last_offset, v.max_timestamp, now));
+  const std::span<const std::byte> bytes = v.rebuilt.empty() ? std::span<const std::byte>(batches) : v.rebuilt;
+  BROOK_TRY(write_batches(bytes, v.result.last_offset, v.max_timestamp, now));
   log_end_.store((v.result.last_offset + 1).value(), std::memory_order_release);
   notify_waiters();
 
@@ -145,8 +146,10 @@ BROOK_DECL result<compact_stats> partition_log::compact(const compact_options& c
   compact_stats st = detail::stats_before_pass(p);
   if (p.segments == 0) return st;
   offset_map map;
-  BROOK_TRY(detail::build_offset_map(segs, p, map));
-  const detail::record_filter filter{&map, now, config_.delete_retention.count()};
+  const compression_codecs none_only;
+  const compression_codecs& codecs = config_.codecs ? *config_.codecs : none_only;
+  BROOK_TRY(detail::build_offset_map(segs, p, map, codecs));
+  const detail::record_filter filter{&map, now, config_.delete_retention.count(), &codecs};
   for (std::size_t i = 0; i < p.segments; ++i) {
     BROOK_TRY_ASSIGN(bool go_on, clean_one(segs[i], filter, gen, st));
     if (!go_on) return st;  // truncated or closed meanwhile: stop, the first dirty offset stays
