@@ -27,6 +27,7 @@
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/partition_files.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/commands.hpp"
 #include "commands/group_mode.hpp"
 
@@ -165,7 +166,7 @@ class cluster_reader {
     if (!fs::is_directory(dir, ec)) {
       problem(make_error(errc::log_dir_not_found, "{}: broker {} has no data directory", dir.string(), id));
     } else {
-      data_dir_options o;
+      data_dir_options o = cli_data_dir_options();
       o.read_only = true;
       auto r = data_dir::open(dir, std::move(o));
       if (r)

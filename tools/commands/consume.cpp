@@ -14,6 +14,7 @@
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/partition_log.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"
 
@@ -134,7 +135,7 @@ std::vector<std::pair<std::string, std::uintmax_t>> fingerprint(const fs::path& 
 }
 
 result<std::unique_ptr<partition_log>> open_read_only(const fs::path& dir) {
-  return partition_log::open(dir, log_config{}, log_open_options{.read_only = true});
+  return partition_log::open(dir, cli_log_config(), log_open_options{.read_only = true});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/commands.hpp"
 #include "commands/serve_address.hpp"
 
@@ -115,7 +116,7 @@ int run_produce(const parsed_args& args) {
       args.has("--batch-size") ? parse_int("--batch-size", *args.get("--batch-size"), 1, 1'000'000)
                                : default_batch_records);
 
-  auto lr = partition_log::open(dir);
+  auto lr = partition_log::open(dir, cli_log_config());
   if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));
   partition_log& log = **lr;
   batch_writer writer(log, sep, max_records);

@@ -12,6 +12,7 @@
 #include <brook/storage/topic_config.hpp>
 
 #include "commands/cli.hpp"
+#include "commands/cli_codecs.hpp"
 
 namespace brook::cli {
 
@@ -139,7 +140,8 @@ std::string_view trim(std::string_view s) {
 
 serve_settings make_serve_settings(const config_map& configs) {
   serve_settings s;
-  s.server.network_threads = 3;  // Kafka's num.network.threads
+  s.node.dir.defaults.codecs = cli_codecs();  // serve accepts and validates what it was built with
+  s.server.network_threads = 3;               // Kafka's num.network.threads
   for (const auto& [key, value] : configs) {
     bool known = false;
     for (const auto& k : keys) known = known || k.name == key;

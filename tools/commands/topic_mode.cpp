@@ -8,6 +8,7 @@
 #include <brook/storage/partition_files.hpp>
 #include <brook/storage/topic_config.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/serve_address.hpp"
 
 namespace brook::cli {
@@ -16,7 +17,7 @@ result<std::unique_ptr<data_dir>> open_data_dir(const fs::path& dir, bool read_o
   std::error_code ec;
   if (!create && !fs::is_directory(dir, ec))
     return make_error(errc::log_dir_not_found, "{}: no such data directory", dir.string());
-  data_dir_options opts;
+  data_dir_options opts = cli_data_dir_options();
   opts.read_only = read_only;
   auto d = data_dir::open(dir, std::move(opts));
   if (!d && d.error() == errc::log_dir_locked)  // the library's message names the holder

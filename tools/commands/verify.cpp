@@ -11,6 +11,7 @@
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/segment.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/commands.hpp"
 #include "commands/log_file.hpp"
 #include "commands/serve_address.hpp"
@@ -145,7 +146,7 @@ result<scan_result> scan(const fs::path& dir) {
 /// Opens read-only through the library and prints the summary line. Returns the exit code.
 int summarize(const fs::path& dir, const scan_result& s) {
   for (const auto& n : s.notes) fmt::print("note: {}\n", n);
-  auto lr = partition_log::open(dir, log_config{}, log_open_options{.read_only = true});
+  auto lr = partition_log::open(dir, cli_log_config(), log_open_options{.read_only = true});
   if (!lr) return fail(lr.error());
   const partition_log& log = **lr;
   std::string range = log.log_end_offset() > log.log_start_offset()
@@ -185,7 +186,7 @@ int run_verify(const parsed_args& args) {
     // A dry run first: a read-only open reports what a writable one would cut.
     log_open_options dry = opts;
     dry.read_only = true;
-    auto plan = partition_log::open(dir, log_config{}, dry);
+    auto plan = partition_log::open(dir, cli_log_config(), dry);
     if (!plan) return fail(plan.error());
     const recovery_report& rep = (*plan)->recovery();
     if (rep.flushed_bytes_truncated + rep.flushed_bytes_deleted > 0) {
@@ -199,7 +200,7 @@ int run_verify(const parsed_args& args) {
     }
   }
   {
-    auto lr = partition_log::open(dir, log_config{}, opts);
+    auto lr = partition_log::open(dir, cli_log_config(), opts);
     if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));
     const recovery_report& rep = (*lr)->recovery();
     for (const auto& e : rep.events) fmt::print("recovery: {}\n", e);
