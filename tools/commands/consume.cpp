@@ -167,6 +167,7 @@ int run_consume(const parsed_args& args) {
                            log->log_start_offset(), log->log_end_offset()));
 
   std::uint64_t printed = 0;
+  batch_decompressor decompressor = cli_decompressor();
   std::string line;
   auto emit = [&](const record_view& r) {
     if (printed >= max_records) return;
@@ -196,11 +197,12 @@ int run_consume(const parsed_args& args) {
       }
       // Batch by batch rather than slice.for_each_record, so that --max-records stops
       // before validating (and failing on) batches it will not print.
+      // A compressed batch's records live in `decompressor` until the next batch is parsed,
+      // so each batch is printed before the next is read.
       const auto bytes = s->bytes();
       std::size_t pos = 0;
       while (pos < bytes.size() && printed < max_records) {
-        auto v =
-            record_batch_view::parse(bytes.subspan(pos), batch_check{}, s->source()->where(s->file_position() + pos));
+        auto v = parse_batch(bytes.subspan(pos), decompressor, s->source()->where(s->file_position() + pos));
         if (!v) return fail(v.error());
         if (!v->header().is_control())
           for (const record_view& r : *v)

@@ -24,6 +24,12 @@ Output without --json: a "baseOffset: ... position: ... crcValid: true" line per
 batch, then "| offset: ..." lines for its records. Keys, values and header values
 are shown as "text" when they are printable UTF-8, as 0x<hex> otherwise, or null.
 
+Compressed batches: "compresscodec:" names the batch's codec (none, gzip, snappy,
+lz4, zstd) and "size:" its bytes on disk; its records are decompressed and shown
+like any others (with --json too). A codec this brook was built without is
+UNSUPPORTED_COMPRESSION_TYPE naming it: the batches before it are printed, then
+exit 1.
+
 Options:
   --json          one JSON object per record and nothing else on stdout:
                   {"offset":N,"timestamp":N,"key":B64|null,"value":B64|null,

@@ -66,7 +66,7 @@ result<std::optional<record_batch_view>> log_file_reader::next() {
   }
   buf_.resize(static_cast<std::size_t>(total));
   BROOK_TRY(file_.pread_all(std::span<std::byte>(buf_).subspan(head), pos_ + head));
-  auto v = record_batch_view::parse(buf_, batch_check{}, at);
+  auto v = parse_batch(buf_, decompressor_, at);
   if (!v) return v.error();
   const batch_header& h = v->header();
   if (next_.value() >= 0 && h.base_offset < next_)

@@ -22,6 +22,8 @@
 #include <brook/storage/file.hpp>
 #include <brook/storage/segment.hpp>
 
+#include "commands/cli_codecs.hpp"
+
 namespace brook::cli {
 
 /// Where one valid batch sits in a .log, for checking index entries against.
@@ -45,10 +47,12 @@ class log_file_reader {
   std::uint64_t position() const noexcept { return pos_; }
   std::optional<brook::offset> segment_base() const noexcept { return base_; }
 
-  /// Reads and validates the next batch (record_batch_view::parse: header, CRC, records),
-  /// plus the segment's offset rules (base offsets never go back, offsets fit the segment).
-  /// nullopt at the end of the file. The view is valid until the next call.
-  /// Errors (corrupt_message, unsupported_compression_type) name the file and byte.
+  /// Reads and validates the next batch (record_batch_view::parse: header, CRC, records,
+  /// a compressed batch's records decompressed with the tool's codecs, cli_codecs.hpp), plus
+  /// the segment's offset rules (base offsets never go back, offsets fit the segment).
+  /// nullopt at the end of the file. The view and its records are valid until the next call.
+  /// Errors (corrupt_message, unsupported_compression_type for a codec the tool was built
+  /// without, record_too_large past 128 MiB of decompressed records) name the file and byte.
   result<std::optional<record_batch_view>> next();
 
   /// The valid batches seen so far.
@@ -67,6 +71,7 @@ class log_file_reader {
   std::optional<brook::offset> base_;
   brook::offset next_{-1};
   std::vector<std::byte> buf_;
+  batch_decompressor decompressor_ = cli_decompressor();  // a compressed batch's records
   std::vector<batch_location> seen_;
 };
 
