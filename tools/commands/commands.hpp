@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <brook/compression/compression_type.hpp>
+
 #include "commands/cli.hpp"
 
 namespace brook {
@@ -18,6 +20,8 @@ int run_dump_log(const parsed_args& args);
 
 extern const command_spec produce_spec;
 int run_produce(const parsed_args& args);
+/// produce's --compression (none without it). Throws usage_error for an unknown name.
+compression_type produce_compression(const parsed_args& args);
 /// The `--data-dir D --topic T` form of produce (produce_topic.cpp).
 int run_produce_topic(const parsed_args& args);
 

@@ -1,4 +1,5 @@
 // brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]
+//               [--compression C]
 //
 // Lines go through brook::producer. The tool, not linger.ms, decides when batches close:
 // it flushes the producer after --batch-size records, when input is idle (linger.ms=0
@@ -19,6 +20,7 @@
 #include <brook/client/partitioner.hpp>
 #include <brook/client/producer.hpp>
 
+#include "commands/cli_codecs.hpp"
 #include "commands/commands.hpp"
 #include "commands/topic_mode.hpp"
 
@@ -37,14 +39,14 @@ struct sent_record {
 class topic_sender {
  public:
   topic_sender(data_dir& dd, std::string topic, std::int32_t partitions, std::optional<partition_id> fixed,
-               std::optional<std::string> sep, std::size_t max_records)
+               std::optional<std::string> sep, std::size_t max_records, compression_type compression)
       : topic_(std::move(topic)),
         partitions_(partitions),
         fixed_(fixed),
         sep_(std::move(sep)),
         max_records_(max_records),
         partitioner_(std::make_shared<default_partitioner>()),
-        producer_(dd, config(partitioner_)) {}
+        producer_(dd, config(partitioner_, compression)) {}
 
   result<void> add(std::string_view line) {
     auto [key, value] = split_line(line, sep_);
@@ -90,9 +92,11 @@ class topic_sender {
   result<void> close() { return producer_.close(); }
 
  private:
-  static producer_config config(std::shared_ptr<partitioner> p) {
+  /// The producer compresses with the data directory's codecs (the tool's, cli_codecs.hpp).
+  static producer_config config(std::shared_ptr<partitioner> p, compression_type compression) {
     producer_config cfg;
     cfg.partitioner = std::move(p);
+    cfg.compression = compression;
     cfg.linger = std::chrono::hours(1);  // batches are closed by flush(), see the file comment
     return cfg;
   }
@@ -117,12 +121,14 @@ int run_produce_topic(const parsed_args& args) {
   const auto max_records = static_cast<std::size_t>(
       args.has("--batch-size") ? parse_int("--batch-size", *args.get("--batch-size"), 1, 1'000'000)
                                : default_batch_records);
+  const compression_type compression = produce_compression(args);
   std::optional<partition_id> fixed;
   if (auto v = args.get("--partition"))
     fixed = partition_id(
         static_cast<std::int32_t>(parse_int("--partition", *v, 0, std::numeric_limits<std::int32_t>::max())));
 
   if (auto v = validate_topic_name(topic); !v) return fail(v.error());
+  if (auto c = cli_codec(compression); !c) return fail(c.error());
   auto ddr = open_data_dir(data, /*read_only=*/false);
   if (!ddr) return fail(ddr.error());
   data_dir& dd = **ddr;
@@ -140,7 +146,7 @@ int run_produce_topic(const parsed_args& args) {
 
   result<void> r = ok();
   {
-    topic_sender sender(dd, topic, *n, fixed, sep, max_records);
+    topic_sender sender(dd, topic, *n, fixed, sep, max_records, compression);
     r = read_stdin_lines([&](std::string_view line) { return sender.add(line); }, [&] { return sender.flush(); });
     if (r) r = sender.flush();
     auto c = sender.close();
