@@ -18,12 +18,15 @@
 #include <catch2/catch.hpp>
 
 #include <brook/format/bytes.hpp>
+#include <brook/format/record_batch_builder.hpp>
+#include <brook/protocol/produce.hpp>
 #include <brook/protocol/request.hpp>
 #include <brook/storage/data_dir.hpp>
 
 #include "support/checks.hpp"
 #include "support/cli_runner.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_codecs.hpp"
 
 #ifndef BROOK_CLI_PATH
 TEST_CASE("brook serve tests need BROOK_BUILD_TOOLS=ON", "[tools][cli][serve]") {
@@ -353,6 +356,53 @@ TEST_CASE("brook serve refuses bad configs and addresses as usage errors", "[too
     check_api_versions(s.port, 3);
     CHECK(s.stop(SIGTERM).exit_code == 0);
   }
+}
+
+TEST_CASE("brook serve accepts and stores a Kafka client's compressed batches", "[tools][cli][serve][compression]") {
+  using namespace brook::protocol;
+  const auto type = GENERATE(brook::compression_type::gzip, brook::compression_type::snappy,
+                             brook::compression_type::lz4, brook::compression_type::zstd);
+  const std::string name(brook::compression_name(type));
+  INFO("codec " << name);
+  brook::test::temp_dir tmp;
+  const fs::path d = tmp / "data";
+  REQUIRE(topics(d, {"--create", "--topic", "t"}).exit_code == 0);
+  server s(d);
+
+  const brook::compression_codecs codecs = brook::test::all_codecs();
+  brook::record_batch_builder b;
+  b.append(1'700'000'000'000, "k0", std::string(400, 'q'));
+  b.append(1'700'000'000'001, "k1", "short");
+  const brook::compression_codec& codec = **codecs.get(type);
+  auto batch = b.finish(codec, codec.default_level());
+  REQUIRE_OK(batch);
+  produce_request req;
+  req.acks = 1;
+  req.timeout_ms = 10'000;
+  req.topic_data.push_back({"t", {{brook::partition_id(0), records::view(*batch)}}});
+  auto frame = encode_request({0, 3, 11, "cli-serve-test"}, req);
+  REQUIRE_OK(frame);
+  {
+    kafka_socket sock(s.port);
+    sock.send(*frame);
+    const auto f = sock.frame();
+    REQUIRE(f.has_value());
+    // Response header v0: CorrelationId; ProduceResponse v3: [Name [Index ErrorCode
+    // BaseOffset LogAppendTimeMs]] ThrottleTimeMs.
+    REQUIRE(f->size() == 4 + 4 + 2 + 1 + 4 + 4 + 2 + 8 + 8 + 4);
+    CHECK(brook::detail::load_be32(f->data()) == 11);
+    CHECK(brook::detail::load_be16(f->data() + 19) == 0);  // ErrorCode NONE
+    CHECK(brook::detail::load_be64(f->data() + 21) == 0);  // BaseOffset
+  }
+  REQUIRE(s.stop(SIGTERM).exit_code == 0);
+
+  auto dump = brook_cli({"dump-log", (d / "t-0" / "00000000000000000000.log").string()});
+  REQUIRE(dump.exit_code == 0);
+  CHECK(contains(dump.out, "compresscodec: " + name + " "));
+  CHECK(contains(dump.out, "key: \"k0\" value: \"" + std::string(400, 'q') + "\""));
+  auto c = brook_cli({"consume", "--data-dir", d.string(), "--topic", "t", "--from-beginning", "--print-key"});
+  REQUIRE(c.exit_code == 0);
+  CHECK(c.out == "k0\t" + std::string(400, 'q') + "\nk1\tshort\n");
 }
 
 #endif  // BROOK_CLI_PATH

@@ -1,0 +1,224 @@
+// End-to-end tests of the `brook` tool on compressed batches: produce --compression, consume
+// and dump-log decoding each codec, and batches the library compressed itself. The tool is
+// built with every codec brook's tests need (tests/CMakeLists.txt requires all four).
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <brook/compression/compression_type.hpp>
+#include <brook/format/record_batch_builder.hpp>
+#include <brook/storage/data_dir.hpp>
+
+#include "support/cli_runner.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_codecs.hpp"
+
+#ifndef BROOK_CLI_PATH
+TEST_CASE("brook CLI compression tests need BROOK_BUILD_TOOLS=ON", "[tools][cli][compression]") {
+  WARN("the brook tool is not built (BROOK_BUILD_TOOLS=OFF): CLI tests not run");
+}
+#else
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace brook::test::cli;
+
+const std::string segment0 = "00000000000000000000.log";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// `n` lines "key-i=<300 times one letter>": compressible, and a value's run of letters
+/// never appears as it is in a compressed segment.
+std::string lines(int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += "key-" + std::to_string(i) + "=" + std::string(300, static_cast<char>('a' + i)) + "\n";
+  return s;
+}
+
+/// Every "compresscodec: X" of a human dump-log output.
+std::vector<std::string> codecs_of(const std::string& dump) {
+  std::vector<std::string> out;
+  for (const auto& l : lines_of(dump)) {
+    const auto at = l.find("compresscodec: ");
+    if (at == std::string::npos) continue;
+    const auto from = at + std::string("compresscodec: ").size();
+    out.push_back(l.substr(from, l.find(' ', from) - from));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("produce --compression then consume and dump-log show the same records", "[tools][cli][compression]") {
+  const std::string codec = GENERATE(as<std::string>{}, "none", "gzip", "snappy", "lz4", "zstd", "ZStd", "GZIP");
+  std::string lower;
+  for (char c : codec) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  CAPTURE(codec);
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path dir = tmp / "t-0";
+  const std::string input = lines(6);
+
+  auto p = brook_cli({"produce", dir.string(), "--key-separator", "=", "--batch-size", "3", "--compression", codec},
+                     input);
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.out == "wrote offsets 0..2\nwrote offsets 3..5\n");
+
+  // The records went to disk compressed: a value's run of 300 letters is not there as it is.
+  const std::string raw = read_file(dir / segment0);
+  CHECK(contains(raw, std::string(300, 'a')) == (lower == "none"));
+
+  auto c = brook_cli({"consume", dir.string(), "--print-key"});
+  REQUIRE(c.exit_code == 0);
+  std::string want;
+  for (const auto& l : lines_of(input)) want += l.substr(0, l.find('=')) + "\t" + l.substr(l.find('=') + 1) + "\n";
+  CHECK(c.out == want);
+
+  auto d = brook_cli({"dump-log", (dir / segment0).string()});
+  REQUIRE(d.exit_code == 0);
+  CHECK(codecs_of(d.out) == std::vector<std::string>{lower, lower});
+  CHECK(contains(d.out, "| offset: 4 CreateTime: "));
+  CHECK(contains(d.out, "key: \"key-4\" value: \"" + std::string(300, 'e') + "\" headers: []"));
+  CHECK(contains(d.out, "2 valid batches, 6 records, " + std::to_string(raw.size()) + " of "));
+
+  auto j = brook_cli({"dump-log", "--json", (dir / segment0).string()});
+  REQUIRE(j.exit_code == 0);
+  auto rs = decode_records(j.out);
+  REQUIRE(rs.size() == 6);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    CHECK(rs[i].offset == static_cast<long long>(i));
+    CHECK(rs[i].key == "key-" + std::to_string(i));
+    CHECK(rs[i].value == std::string(300, static_cast<char>('a' + i)));
+  }
+
+  auto v = brook_cli({"verify", dir.string()});
+  CHECK(v.exit_code == 0);
+  CHECK(contains(v.out, "2 batches, 6 records"));
+}
+
+TEST_CASE("produce --compression in the topic form and consume of the topic", "[tools][cli][compression]") {
+  const std::string codec = GENERATE(as<std::string>{}, "gzip", "snappy", "lz4", "zstd");
+  CAPTURE(codec);
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path data = tmp / "data";
+  REQUIRE(brook_cli({"topics", "--data-dir", data.string(), "--create", "--topic", "t"}).exit_code == 0);
+  auto p = brook_cli(
+      {"produce", "--data-dir", data.string(), "--topic", "t", "--key-separator", "=", "--compression", codec},
+      lines(4));
+  REQUIRE(p.exit_code == 0);
+  CHECK(lines_of(p.out).size() == 4);
+
+  auto c = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning", "--json"});
+  REQUIRE(c.exit_code == 0);
+  auto rs = decode_records(c.out, /*with_partition=*/true);
+  REQUIRE(rs.size() == 4);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    CHECK(rs[i].key == "key-" + std::to_string(i));
+    CHECK(rs[i].value == std::string(300, static_cast<char>('a' + i)));
+  }
+
+  auto d = brook_cli({"dump-log", (data / "t-0" / segment0).string()});
+  REQUIRE(d.exit_code == 0);
+  const auto codecs = codecs_of(d.out);
+  REQUIRE_FALSE(codecs.empty());
+  for (const auto& cc : codecs) CHECK(cc == codec);
+  CHECK(contains(d.out, "value: \"" + std::string(300, 'd') + "\""));
+}
+
+TEST_CASE("produce --compression with an unknown codec is a usage error", "[tools][cli][compression]") {
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path dir = tmp / "t-0";
+  auto r = brook_cli({"produce", dir.string(), "--compression", "bogus"}, "x\n");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "--compression: unknown compression type 'bogus'"));
+  CHECK(contains(r.err, "usage: brook produce"));
+  CHECK_FALSE(fs::exists(dir));  // refused before anything was opened
+
+  const fs::path data = tmp / "data";
+  REQUIRE(brook_cli({"topics", "--data-dir", data.string(), "--create", "--topic", "t"}).exit_code == 0);
+  auto t = brook_cli({"produce", "--data-dir", data.string(), "--topic", "t", "--compression", "brotli"}, "x\n");
+  CHECK(t.exit_code == 2);
+  CHECK(contains(t.err, "unknown compression type 'brotli'"));
+  auto none = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning"});
+  REQUIRE(none.exit_code == 0);
+  CHECK(none.out.empty());
+
+  auto h = brook_cli({"produce", "--help"});
+  CHECK(h.exit_code == 0);
+  CHECK(contains(h.out, "--compression C"));
+}
+
+TEST_CASE("a zstd batch the library appended through a data_dir dumps and consumes", "[tools][cli][compression]") {
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path data = tmp / "data";
+  {
+    const auto codecs = std::make_shared<const brook::compression_codecs>(brook::test::all_codecs());
+    brook::data_dir_options o;
+    o.defaults.codecs = codecs;
+    auto dd = brook::data_dir::open(data, std::move(o));
+    REQUIRE(dd);
+    REQUIRE((*dd)->create_topic("t"));
+    auto p = (*dd)->get_partition("t", brook::partition_id(0));
+    REQUIRE(p);
+    brook::record_batch_builder b;
+    std::vector<brook::record_header> hs{{"trace", "abc"}, {"empty", brook::nullable_bytes::null()}};
+    b.append(1'700'000'000'000, "k0", "hello", hs);
+    b.append(1'700'000'000'007, brook::nullable_bytes::null(), std::string(500, 'z'));
+    b.append(1'700'000'000'003, "k2", brook::nullable_bytes::null());
+    auto codec = codecs->get(brook::compression_type::zstd);
+    REQUIRE(codec);
+    auto batch = b.finish(**codec, 19);
+    REQUIRE(batch);
+    REQUIRE((*p)->append(*batch));
+    REQUIRE((*dd)->close());
+  }
+  const fs::path file = data / "t-0" / segment0;
+  CHECK_FALSE(contains(read_file(file), std::string(500, 'z')));
+
+  auto d = brook_cli({"dump-log", file.string()});
+  REQUIRE(d.exit_code == 0);
+  CHECK(d.err.empty());
+  CHECK(codecs_of(d.out) == std::vector<std::string>{"zstd"});
+  CHECK(contains(d.out, "baseOffset: 0 lastOffset: 2 count: 3 "));
+  CHECK(contains(d.out, "maxTimestamp: 1700000000007 "));
+  CHECK(contains(
+      d.out,
+      "| offset: 0 CreateTime: 1700000000000 keySize: 2 valueSize: 5 key: \"k0\" value: \"hello\" headers: "
+      "[\"trace\"=\"abc\", \"empty\"=null]\n"));
+  CHECK(contains(d.out, "| offset: 1 CreateTime: 1700000000007 keySize: -1 valueSize: 500 key: null value: \"" +
+                            std::string(500, 'z') + "\" headers: []\n"));
+  CHECK(contains(d.out, "| offset: 2 CreateTime: 1700000000003 keySize: 2 valueSize: -1 key: \"k2\" value: null"));
+  CHECK(contains(d.out, "1 valid batches, 3 records"));
+
+  auto v = brook_cli({"dump-log", "--verify-index", file.string()});
+  CHECK(v.exit_code == 0);
+
+  auto c = brook_cli({"consume", (data / "t-0").string(), "--json"});
+  REQUIRE(c.exit_code == 0);
+  auto rs = decode_records(c.out);
+  REQUIRE(rs.size() == 3);
+  CHECK(rs[0].key == "k0");
+  CHECK(rs[0].headers.size() == 2);
+  CHECK(rs[1].value == std::string(500, 'z'));
+  CHECK_FALSE(rs[2].value.has_value());
+
+  // DIR form from an offset inside the batch: the earlier records are skipped.
+  auto from = brook_cli({"consume", (data / "t-0").string(), "--from-offset", "2", "--print-key"});
+  REQUIRE(from.exit_code == 0);
+  CHECK(from.out == "k2\tnull\n");
+
+  auto t = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning"});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == "hello\n" + std::string(500, 'z') + "\nnull\n");
+}
+
+#endif  // BROOK_CLI_PATH
