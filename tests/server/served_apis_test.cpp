@@ -20,9 +20,16 @@ TEST_CASE("a served-API table answers what it lists and advertises it in key ord
   const auto a = t.api_versions_answer();
   CHECK(a.error_code == 0);
   REQUIRE(a.api_keys.size() == 3);
-  CHECK(a.api_keys[0] == api_version_range{0, 3, 11});
+  // Produce from v3 is advertised from v0, as Kafka 4.0 does (KAFKA-18659), and still refused below v3.
+  CHECK(a.api_keys[0] == api_version_range{0, 0, 11});
   CHECK(a.api_keys[1] == api_version_range{3, 0, 12});
   CHECK(a.api_keys[2] == api_version_range{18, 0, 3});
+  // Any other lower end, or another API from v3, is advertised as served.
+  const served_apis p4({{api_key::api_versions, codec::between(0, 3)},
+                        {api_key::produce, codec::between(4, 11)},
+                        {api_key::fetch, codec::between(3, 12)}});
+  CHECK(p4.api_versions_answer().api_keys[0] == api_version_range{0, 4, 11});
+  CHECK(p4.api_versions_answer().api_keys[1] == api_version_range{1, 3, 12});
 
   const auto u = t.unsupported_api_versions_answer();
   CHECK(u.error_code == 35);

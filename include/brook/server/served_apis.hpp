@@ -58,11 +58,18 @@ class served_apis {
     const auto v = find(key);
     return v && v->contains(version);
   }
-  /// The ApiVersions answer advertising this table, in API-key order.
+  /// The ApiVersions answer advertising this table, in API-key order. One exception, Kafka
+  /// 4.0's (KAFKA-18659): Produce served from v3 is advertised from v0, because librdkafka
+  /// before 2.11 compresses gzip, snappy and lz4 batches only when the broker's Produce range
+  /// starts at v0 (librdkafka issue 4956); clients use the highest common version, and a
+  /// Produce request below v3 is still refused like any version the table does not serve.
   protocol::api_versions_response api_versions_answer() const {
     protocol::api_versions_response r;
-    for (const served_api& a : apis_)
-      r.api_keys.push_back({static_cast<std::int16_t>(a.key), a.versions.lo, a.versions.hi});
+    for (const served_api& a : apis_) {
+      const bool produce_from_v0 = a.key == protocol::api_key::produce && a.versions.lo == 3;
+      r.api_keys.push_back(
+          {static_cast<std::int16_t>(a.key), produce_from_v0 ? std::int16_t{0} : a.versions.lo, a.versions.hi});
+    }
     return r;
   }
   /// The answer to an ApiVersions request of a version this table does not serve (KIP-511).
