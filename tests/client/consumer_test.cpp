@@ -460,7 +460,7 @@ TEST_CASE("compressed batches from the producer read back through the consumer",
     producer p(*f.dd, pc);
     std::vector<std::future<result<record_metadata>>> futs;
     for (int i = 0; i < 300; ++i) {
-      const std::string key = "k" + std::to_string(i % 7);
+      const std::string key = fmt::format("k{}", i % 7);
       const std::string value = fmt::format(R"({{"n":{},"pad":"{}"}})", i, std::string(i % 50, 'x'));
       futs.push_back(p.send(producer_record{"t", partition_id(0), key, value, {}, 1000 + i}));
     }

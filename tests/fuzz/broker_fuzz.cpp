@@ -67,6 +67,7 @@
 
 #include "fuzz_check.hpp"
 #include "support/message_json.hpp"
+#include "support/test_codecs.hpp"
 
 namespace {
 
@@ -117,6 +118,7 @@ class scratch {
     std::filesystem::remove_all(dir_, ec);
     node_options o;
     o.housekeeping_interval = std::chrono::milliseconds(0);
+    o.dir.defaults.codecs = std::make_shared<const compression_codecs>(test::all_codecs());  // compressed produce too
     auto n = node::open(dir_, std::move(o));
     if (!n) {
       std::fprintf(stderr, "broker_fuzz: node::open %s: %s\n", dir_.c_str(), n.error().to_string().c_str());

@@ -1,5 +1,6 @@
 // Writes the seed corpus of brook_fuzz_record_batch: a few small valid batches built by
-// brook's builder (tests/fuzz/corpus/*.bin are its committed output).
+// brook's builder, one compressed with each codec (tests/fuzz/corpus/*.bin are its committed
+// output).
 //
 //   brook_fuzz_make_corpus <dir>
 #include <cstdio>
@@ -12,12 +13,15 @@
 #include <brook/format/record_batch.hpp>
 #include <brook/format/record_batch_builder.hpp>
 
+#include "support/test_codecs.hpp"
+
 namespace {
 
 using bytes = std::vector<std::byte>;
 
 void write(const std::filesystem::path& dir, const std::string& name, std::span<const std::byte> b) {
-  auto check = brook::record_batch_view::parse(b);
+  static brook::batch_decompressor dec(brook::test::all_codecs());
+  auto check = brook::record_batch_view::parse(b, dec);
   if (!check) {
     std::fprintf(stderr, "make_corpus: %s does not parse: %s\n", name.c_str(), check.error().to_string().c_str());
     std::exit(1);
@@ -97,5 +101,22 @@ int main(int argc, char** argv) {
   brook::detail::store_be32(empty.data() + brook::batch_layout::records_count, 0);
   brook::update_batch_crc(empty);
   write(dir, "empty_batch", empty);
+
+  // One batch of each codec (Kafka's framing), headers and all, for the fuzzer to mutate.
+  const auto codecs = brook::test::all_codecs();
+  for (auto type : brook::test::every_compression_type) {
+    if (type == brook::compression_type::none) continue;
+    const auto* codec = codecs.find(type);
+    b.reset(brook::offset{200});
+    b.append(t0, "key", "value", h1);
+    for (int i = 0; i < 12; ++i) b.append(t0 + i, "k", R"({"event":"click","user":42})");
+    auto z = b.finish(*codec, codec->default_level());
+    if (!z) {
+      std::fprintf(stderr, "make_corpus: %s: %s\n", std::string(brook::compression_name(type)).c_str(),
+                   z.error().to_string().c_str());
+      return 1;
+    }
+    write(dir, std::string("compressed_") + std::string(brook::compression_name(type)), *z);
+  }
   return 0;
 }

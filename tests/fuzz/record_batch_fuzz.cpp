@@ -7,6 +7,9 @@
 // of a successful parse is iterated and every byte it exposes is read, with invariants checked:
 // views stay inside the input, offsets rise within [baseOffset, lastOffset], counts match.
 // The input is also scanned as a log (batch after batch) and fed to decode_varint/varlong.
+// Each parse is repeated with a batch_decompressor holding all four codecs and a 4 MiB limit,
+// so compressed batches (the corpus has one of each codec) are decompressed and their records
+// walked: a decompression bomb must stop at the limit, never exhaust memory.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <brook/format/varint.hpp>
 
 #include "fuzz_check.hpp"
+#include "support/test_codecs.hpp"
 
 namespace {
 
@@ -30,6 +34,11 @@ void touch(std::span<const std::byte> in, const std::byte* p, std::size_t n) {
   g_sink = acc;
 }
 
+/// Where a record's bytes must lie: the input, or a compressed batch's decompressed records.
+std::span<const std::byte> home(const brook::record_batch_view& v, std::span<const std::byte> in) {
+  return v.compressed() ? v.records_bytes() : in;
+}
+
 void walk(const brook::record_batch_view& v, std::span<const std::byte> in, brook::batch_check check) {
   const auto& h = v.header();
   FUZZ_CHECK(v.bytes().data() >= in.data());
@@ -37,7 +46,10 @@ void walk(const brook::record_batch_view& v, std::span<const std::byte> in, broo
   FUZZ_CHECK(v.size_bytes() == h.size_bytes());
   FUZZ_CHECK(v.size_bytes() >= brook::batch_layout::header_size);
   FUZZ_CHECK(h.magic == brook::current_magic);
-  FUZZ_CHECK(h.compression() == brook::compression_type::none);
+  if (!v.records_readable()) {  // compressed, parsed without a decompressor: header only
+    FUZZ_CHECK(v.compressed() && !check.records);
+    return;
+  }
   FUZZ_CHECK(h.base_offset.value() >= 0);
   FUZZ_CHECK(h.records_count >= 0 && h.records_count <= std::int64_t{h.last_offset_delta} + 1);
   if (check.crc) {
@@ -45,19 +57,20 @@ void walk(const brook::record_batch_view& v, std::span<const std::byte> in, broo
   }
   touch(in, v.bytes().data(), v.size_bytes());
 
+  const auto recs = home(v, in);
   std::int64_t count = 0;
   std::int64_t prev = -1;
   for (const auto& r : v) {
     ++count;
     FUZZ_CHECK(count <= h.records_count);
-    touch(in, r.key().data(), r.key().size());
-    touch(in, r.value().data(), r.value().size());
+    touch(recs, r.key().data(), r.key().size());
+    touch(recs, r.value().data(), r.value().size());
     g_sink = static_cast<std::uint8_t>(r.timestamp());
     std::size_t nh = 0;
     for (const auto& hd : r.headers()) {
       ++nh;
-      touch(in, reinterpret_cast<const std::byte*>(hd.key.data()), hd.key.size());
-      touch(in, hd.value.data(), hd.value.size());
+      touch(recs, reinterpret_cast<const std::byte*>(hd.key.data()), hd.key.size());
+      touch(recs, hd.value.data(), hd.value.size());
     }
     if (check.records) {
       const auto off = r.offset().value();
@@ -99,16 +112,22 @@ void varints(std::span<const std::byte> in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static brook::batch_decompressor dec(brook::test::all_codecs(), std::size_t{4} << 20);
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   for (const brook::batch_check check :
        {brook::batch_check{true, true}, brook::batch_check{false, true}, brook::batch_check{false, false}}) {
     auto r = brook::record_batch_view::parse(in, check, "fuzz");
     if (r) walk(*r, in, check);
+    auto d = brook::record_batch_view::parse(in, dec, check, "fuzz");
+    if (d) {
+      FUZZ_CHECK(!d->compressed() || d->records_bytes().size() <= dec.max_bytes());
+      walk(*d, in, check);
+    }
   }
   // Log scan: batch after batch while they parse, as a segment reader does.
   std::size_t pos = 0;
   while (pos < size) {
-    auto r = brook::record_batch_view::parse(in.subspan(pos), {false, true}, "fuzz scan");
+    auto r = brook::record_batch_view::parse(in.subspan(pos), dec, {false, true}, "fuzz scan");
     if (!r) break;
     walk(*r, in.subspan(pos), {false, true});
     pos += r->size_bytes();

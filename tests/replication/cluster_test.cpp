@@ -13,6 +13,7 @@
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/replication_helpers.hpp"
+#include "support/test_codecs.hpp"
 
 using namespace brook;
 using brook::test::ids;
@@ -155,6 +156,42 @@ TEST_CASE("acks=all completes once every ISR member has the batch, replicas end 
   auto recs = cons.poll(std::chrono::milliseconds(0));
   REQUIRE(recs);
   CHECK(recs->size() == 8);
+}
+
+TEST_CASE("followers copy a compressed batch byte for byte") {
+  fixture f(2);
+  f.c.reset();
+  f.c = [&] {
+    cluster_config cfg;
+    cfg.broker.dir.defaults.clock = f.clk;
+    cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
+    cfg.broker.min_insync_replicas = 2;
+    cfg.controller.seed = 7;
+    cfg.broker_files = f.disks.hook();
+    auto r = cluster::open(f.dir.path() / "codecs", cfg);
+    REQUIRE(r);
+    return std::move(*r);
+  }();
+  REQUIRE_OK(f.c->create_topic("z", 1, 3));
+  const auto codecs = brook::test::all_codecs();
+  record_batch_builder b;
+  for (int i = 0; i < 50; ++i) b.append(f.clk->now_ms(), "key", fmt::format(R"({{"n":{}}})", i));
+  auto zbatch = b.finish(**codecs.get(compression_type::zstd), 3);
+  REQUIRE(zbatch);
+  std::vector<std::byte> sent(zbatch->begin(), zbatch->end());
+  auto out = std::make_shared<std::optional<result<append_result>>>();
+  f.c->produce("z", partition_id(0), sent, acks_mode::all, std::chrono::milliseconds(30000),
+               [out](const result<append_result>& r) { *out = r; });
+  f.steps(4);
+  REQUIRE(out->has_value());
+  REQUIRE_OK(**out);
+  const auto leader = f.log_bytes(1, "z", 0);
+  CHECK(leader == f.log_bytes(2, "z", 0));
+  CHECK(leader == f.log_bytes(3, "z", 0));
+  // What every replica holds is the producer's zstd payload, as it came.
+  REQUIRE(leader.size() == sent.size());
+  CHECK(std::equal(leader.begin() + batch_layout::records, leader.end(), sent.begin() + batch_layout::records));
+  CHECK(decode_batch_header_unchecked(leader.data()).compression() == compression_type::zstd);
 }
 
 TEST_CASE("min.insync.replicas refuses acks=all appends when the ISR is too small, and acks=1 still works") {

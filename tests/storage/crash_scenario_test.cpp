@@ -12,7 +12,9 @@
 // segments after a torn one go, the log has no holes), nothing lost at all when only
 // indexes or checkpoints were damaged. It then checks the recovery report, keeps using
 // the log (appends continue at the log end with no gap or duplicate, reads, timestamp
-// lookups), closes, reopens cleanly and compares again.
+// lookups), closes, reopens cleanly and compares again. About a third of the batches are
+// compressed with a random codec (all four), so torn and damaged compressed tails are cut
+// as cleanly as uncompressed ones.
 //
 // Rerun one seed verbosely:   BROOK_CRASH_SEED=123 ./brook_test_storage_crash_scenario
 // Change the number of cases: BROOK_CRASH_CASES=5000 ./brook_test_storage_crash_scenario
@@ -42,8 +44,21 @@
 #include "support/crash_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/seeds.hpp"
+#include "support/test_codecs.hpp"
 
 namespace {
+
+/// The codecs every log of these scenarios reads and writes with.
+const std::shared_ptr<const brook::compression_codecs>& scenario_codecs() {
+  static const auto c = std::make_shared<const brook::compression_codecs>(brook::test::all_codecs());
+  return c;
+}
+
+/// A reader of the scenarios' compressed batches (one per thread: the tests run on one).
+brook::batch_decompressor* scenario_decompressor() {
+  static brook::batch_decompressor d(*scenario_codecs());
+  return &d;
+}
 
 /// The offset in a partition checkpoint file as the library reads it; none if it is missing
 /// or unreadable.
@@ -121,8 +136,16 @@ built_batch make_random_batch(rnd& r, timestamp_ms& ts_clock) {
     b.append(f.rec.timestamp, f.rec.key_null ? nullable_bytes::null() : nullable_bytes(f.rec.key),
              f.rec.value_null ? nullable_bytes::null() : nullable_bytes(f.rec.value), hs);
   }
-  auto s = b.finish();
-  out.bytes.assign(s.begin(), s.end());
+  if (r.chance(0.3)) {
+    const auto type = static_cast<compression_type>(r.range(1, 4));
+    const auto* codec = scenario_codecs()->find(type);
+    auto s = b.finish(*codec, codec->default_level());
+    REQUIRE(s);
+    out.bytes.assign(s->begin(), s->end());
+  } else {
+    auto s = b.finish();
+    out.bytes.assign(s.begin(), s.end());
+  }
   return out;
 }
 
@@ -186,8 +209,8 @@ std::string first_difference(const std::vector<full_record>& got, const model& m
 std::string compare_contents(const partition_log& log, const model& m, std::int64_t from, std::int64_t to) {
   std::vector<full_record> got;
   try {
-    got = brook::test::read_all_full(log);
-    auto plain = brook::test::read_all(log);
+    got = brook::test::read_all_full(log, scenario_decompressor());
+    auto plain = brook::test::read_all(log, offset(-1), scenario_decompressor());
     BROOK_SCN_EXPECT(plain.size() == got.size(), "read_all returned {} records, read_all_full {}", plain.size(),
                      got.size());
     for (std::size_t i = 0; i < plain.size(); ++i)
@@ -286,6 +309,7 @@ log_config random_config(rnd& r, const std::shared_ptr<manual_clock>& clk) {
   c.max_message_bytes = 64 * 1024;
   c.retention_time = log_config::keep_forever;
   c.clock = clk;
+  c.codecs = scenario_codecs();
   return c;
 }
 
@@ -654,6 +678,7 @@ log_config named_config(std::shared_ptr<manual_clock> clk = std::make_shared<man
   c.max_message_bytes = 64 * 1024;
   c.retention_time = log_config::keep_forever;
   c.clock = std::move(clk);
+  c.codecs = scenario_codecs();
   return c;
 }
 
@@ -901,7 +926,7 @@ TEST_CASE("crash: damage table: recovery keeps exactly the intact prefix and say
         std::vector<full_record> expect;
         for (std::int64_t o = 0; o < want.end; ++o)
           if (o < want.hole_from || o >= want.hole_to) expect.push_back(m.records[static_cast<std::size_t>(o)]);
-        CHECK(brook::test::read_all_full(*l) == expect);
+        CHECK(brook::test::read_all_full(*l, scenario_decompressor()) == expect);
         CHECK(std::any_of(l->recovery().events.begin(), l->recovery().events.end(),
                           [](const std::string& e) { return e.find("are missing") != std::string::npos; }));
         rnd r(7);

@@ -40,7 +40,8 @@ std::string read_file(const fs::path& p) {
 /// never appears as it is in a compressed segment.
 std::string lines(int n) {
   std::string s;
-  for (int i = 0; i < n; ++i) s += "key-" + std::to_string(i) + "=" + std::string(300, static_cast<char>('a' + i)) + "\n";
+  for (int i = 0; i < n; ++i)
+    s += "key-" + std::to_string(i) + "=" + std::string(300, static_cast<char>('a' + i)) + "\n";
   return s;
 }
 
@@ -67,8 +68,8 @@ TEST_CASE("produce --compression then consume and dump-log show the same records
   const fs::path dir = tmp / "t-0";
   const std::string input = lines(6);
 
-  auto p = brook_cli({"produce", dir.string(), "--key-separator", "=", "--batch-size", "3", "--compression", codec},
-                     input);
+  auto p =
+      brook_cli({"produce", dir.string(), "--key-separator", "=", "--batch-size", "3", "--compression", codec}, input);
   REQUIRE(p.exit_code == 0);
   CHECK(p.out == "wrote offsets 0..2\nwrote offsets 3..5\n");
 
@@ -190,10 +191,9 @@ TEST_CASE("a zstd batch the library appended through a data_dir dumps and consum
   CHECK(codecs_of(d.out) == std::vector<std::string>{"zstd"});
   CHECK(contains(d.out, "baseOffset: 0 lastOffset: 2 count: 3 "));
   CHECK(contains(d.out, "maxTimestamp: 1700000000007 "));
-  CHECK(contains(
-      d.out,
-      "| offset: 0 CreateTime: 1700000000000 keySize: 2 valueSize: 5 key: \"k0\" value: \"hello\" headers: "
-      "[\"trace\"=\"abc\", \"empty\"=null]\n"));
+  CHECK(contains(d.out,
+                 "| offset: 0 CreateTime: 1700000000000 keySize: 2 valueSize: 5 key: \"k0\" value: \"hello\" headers: "
+                 "[\"trace\"=\"abc\", \"empty\"=null]\n"));
   CHECK(contains(d.out, "| offset: 1 CreateTime: 1700000000007 keySize: -1 valueSize: 500 key: null value: \"" +
                             std::string(500, 'z') + "\" headers: []\n"));
   CHECK(contains(d.out, "| offset: 2 CreateTime: 1700000000003 keySize: 2 valueSize: -1 key: \"k2\" value: null"));

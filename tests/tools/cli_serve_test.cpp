@@ -380,7 +380,18 @@ TEST_CASE("brook serve accepts and stores a Kafka client's compressed batches", 
   req.acks = 1;
   req.timeout_ms = 10'000;
   req.topic_data.push_back({"t", {{brook::partition_id(0), records::view(*batch)}}});
-  auto frame = encode_request({0, 3, 11, "cli-serve-test"}, req);
+  // zstd needs Produce v7 (KIP-110): v3 is refused with UNSUPPORTED_COMPRESSION_TYPE.
+  if (type == brook::compression_type::zstd) {
+    auto v3 = encode_request({0, 3, 10, "cli-serve-test"}, req);
+    REQUIRE_OK(v3);
+    kafka_socket sock(s.port);
+    sock.send(*v3);
+    const auto f = sock.frame();
+    REQUIRE(f.has_value());
+    CHECK(brook::detail::load_be16(f->data() + 19) == 76);
+  }
+  const std::int16_t version = type == brook::compression_type::zstd ? 7 : 3;
+  auto frame = encode_request({0, version, 11, "cli-serve-test"}, req);
   REQUIRE_OK(frame);
   {
     kafka_socket sock(s.port);
@@ -388,8 +399,9 @@ TEST_CASE("brook serve accepts and stores a Kafka client's compressed batches", 
     const auto f = sock.frame();
     REQUIRE(f.has_value());
     // Response header v0: CorrelationId; ProduceResponse v3: [Name [Index ErrorCode
-    // BaseOffset LogAppendTimeMs]] ThrottleTimeMs.
-    REQUIRE(f->size() == 4 + 4 + 2 + 1 + 4 + 4 + 2 + 8 + 8 + 4);
+    // BaseOffset LogAppendTimeMs]] ThrottleTimeMs; v5+ adds LogStartOffset after
+    // LogAppendTimeMs.
+    REQUIRE(f->size() == 4 + 4 + 2 + 1 + 4 + 4 + 2 + 8 + 8 + (version >= 5 ? 8 : 0) + 4);
     CHECK(brook::detail::load_be32(f->data()) == 11);
     CHECK(brook::detail::load_be16(f->data() + 19) == 0);  // ErrorCode NONE
     CHECK(brook::detail::load_be64(f->data() + 21) == 0);  // BaseOffset
