@@ -10,16 +10,20 @@
 // Levels (KIP-390 `compression.gzip.level`): -1 (zlib's default, level 6; Kafka's default)
 // or 1..9.
 //
-// Thread-safety: stateless: each call has its own zlib stream; thread-safe.
+// Thread-safety: thread-safe: compression makes a zlib stream per call; decompression keeps
+// one per thread (thread_local, reset before each call).
 #pragma once
 
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 #include <zlib.h>
+
+#include <boost/endian/conversion.hpp>
 
 #include <brook/codecs/detail/bounded_output.hpp>
 #include <brook/compression/compression_codec.hpp>
@@ -72,18 +76,35 @@ class gzip_codec final : public compression_codec {
   result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
                           std::vector<std::byte>& out) const override {
     if (in.empty()) return detail::corrupt("gzip", "empty");
-    z_stream zs{};
-    if (inflateInit2(&zs, gzip_window_bits) != Z_OK) {
-      return make_error(errc::unknown_server_error, "gzip: inflateInit2 failed (out of memory?)");
-    }
-    detail::bounded_output sink(out, max_bytes);
+    // One inflate stream per thread, reset before each use (inflateInit2 allocates its state
+    // and window every time).
+    thread_local inflater per_thread;
+    if (!per_thread.ok) return make_error(errc::unknown_server_error, "gzip: inflateInit2 failed (out of memory?)");
+    z_stream& zs = per_thread.zs;
+    inflateReset(&zs);
+    // ISIZE, the last 4 bytes: the (last) member's size mod 2^32, a hint for the output.
+    const std::uint64_t isize =
+        in.size() >= 18
+            ? boost::endian::load_little_u32(reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4))
+            : 0;
+    detail::bounded_output sink(out, max_bytes, in.size(), isize);
     auto r = inflate_members(zs, in, sink);
-    inflateEnd(&zs);
     if (r) sink.keep();
     return r;
   }
 
  private:
+  struct inflater {
+    z_stream zs{};
+    bool ok = inflateInit2(&zs, gzip_window_bits) == Z_OK;
+    inflater() = default;
+    inflater(const inflater&) = delete;
+    inflater& operator=(const inflater&) = delete;
+    ~inflater() {
+      if (ok) inflateEnd(&zs);
+    }
+  };
+
   // Inflates `in`, member after member, into `sink`.
   static result<void> inflate_members(z_stream& zs, std::span<const std::byte> in, detail::bounded_output& sink) {
     std::size_t consumed = 0;
@@ -95,7 +116,9 @@ class gzip_codec final : public compression_codec {
       zs.avail_in = static_cast<uInt>(in_now);
       zs.next_out = reinterpret_cast<Bytef*>(window.data());
       zs.avail_out = static_cast<uInt>(window.size());
-      const int rc = inflate(&zs, Z_NO_FLUSH);
+      // Z_FINISH: inflate may skip its sliding window when the stream ends in this call; when
+      // it does not, inflate goes on as with Z_NO_FLUSH (zlib.h).
+      const int rc = inflate(&zs, Z_FINISH);
       consumed += in_now - zs.avail_in;
       sink.commit(window.size() - zs.avail_out);
       if (sink.over()) return sink.too_large("gzip");

@@ -15,7 +15,8 @@
 // compression (HC) one; liblz4's frame API runs HC at levels 3..12, so levels 1 and 2 run as
 // HC level 3 and levels above 12 as HC level 12 (lz4-java's HC tops out at 12 too).
 //
-// Thread-safety: stateless: each call has its own LZ4F context; thread-safe.
+// Thread-safety: thread-safe: compression makes an LZ4F context per call; decompression
+// keeps one per thread (thread_local, reset before each call).
 #pragma once
 
 #include <algorithm>
@@ -69,11 +70,16 @@ class lz4_codec final : public compression_codec {
   result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
                           std::vector<std::byte>& out) const override {
     if (in.empty()) return detail::corrupt("lz4", "empty");
-    LZ4F_dctx* raw = nullptr;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&raw, LZ4F_VERSION))) {
+    // One context per thread, reset before each use: creating one per call costs its buffers'
+    // allocations every time.
+    thread_local const std::unique_ptr<LZ4F_dctx, dctx_free> dctx = [] {
+      LZ4F_dctx* raw = nullptr;
+      if (LZ4F_isError(LZ4F_createDecompressionContext(&raw, LZ4F_VERSION))) raw = nullptr;
+      return std::unique_ptr<LZ4F_dctx, dctx_free>(raw);
+    }();
+    if (dctx == nullptr)
       return make_error(errc::unknown_server_error, "lz4: no decompression context (out of memory?)");
-    }
-    const std::unique_ptr<LZ4F_dctx, dctx_free> dctx(raw);
+    LZ4F_resetDecompressionContext(dctx.get());
     // The header first (checked, its checksum too): a content size it claims past the limit
     // is refused before decoding anything.
     LZ4F_frameInfo_t info{};
@@ -85,7 +91,7 @@ class lz4_codec final : public compression_codec {
                         info.contentSize, max_bytes);
     }
     LZ4F_resetDecompressionContext(dctx.get());
-    detail::bounded_output sink(out, max_bytes);
+    detail::bounded_output sink(out, max_bytes, in.size(), info.contentSize);
     auto r = decompress_frame(dctx.get(), in, sink);
     if (r) sink.keep();
     return r;

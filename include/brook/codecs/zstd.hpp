@@ -80,7 +80,8 @@ class zstd_codec final : public compression_codec {
       return make_error(errc::unknown_server_error, "zstd: no decompression context (out of memory?)");
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
     ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, window_log_limit(max_bytes));
-    detail::bounded_output sink(out, max_bytes);
+    const bool known = claimed != ZSTD_CONTENTSIZE_UNKNOWN && claimed != ZSTD_CONTENTSIZE_ERROR;
+    detail::bounded_output sink(out, max_bytes, in.size(), known ? claimed : 0);
     auto r = decompress_frames(dctx, in, sink);
     if (r) sink.keep();
     return r;

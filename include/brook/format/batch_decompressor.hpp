@@ -23,8 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
 #include <brook/core/error.hpp>
@@ -48,14 +46,13 @@ class batch_decompressor {
   /// The records of one batch compressed with `type`: `payload` decompressed into this
   /// object's buffer, valid until the next call. Errors: unsupported_compression_type (a
   /// codec the host did not enable, naming it), corrupt_message (garbage, truncated, trailing
-  /// bytes), record_too_large (more than max_bytes()); each message starts with `where`.
-  result<std::span<const std::byte>> decompress(compression_type type, std::span<const std::byte> payload,
-                                                std::string_view where) {
+  /// bytes), record_too_large (more than max_bytes()); the caller adds where the batch is.
+  result<std::span<const std::byte>> decompress(compression_type type, std::span<const std::byte> payload) {
     auto codec = codecs_.get(type);
-    if (!codec) return prefixed(codec.error(), where);
+    if (!codec) return codec.error();
     if (retaining_ && !buf_.empty()) retained_.push_back(std::move(buf_));
     buf_.clear();
-    if (auto r = (*codec)->decompress(payload, max_bytes_, buf_); !r) return prefixed(r.error(), where);
+    if (auto r = (*codec)->decompress(payload, max_bytes_, buf_); !r) return r.error();
     return std::span<const std::byte>(buf_);
   }
 
@@ -74,10 +71,6 @@ class batch_decompressor {
   std::size_t max_bytes() const noexcept { return max_bytes_; }
 
  private:
-  static error prefixed(const error& e, std::string_view where) {
-    return error(e.code(), fmt::format("{}: {}", where, e.message()));
-  }
-
   compression_codecs codecs_;
   std::size_t max_bytes_;
   std::vector<std::byte> buf_;

@@ -300,11 +300,13 @@ class record_batch_view {
     return parse_with(b, check, nullptr, where_);
   }
 
-  /// As parse() above, and a compressed batch's records are decompressed into `d`'s buffer and
-  /// always walked (whatever `check` says): the view's records are then valid until `d`'s next
-  /// use. Uncompressed batches stay zero-copy. A decompressed record count that disagrees with
-  /// recordsCount, or bytes left after the records, is corrupt_message. Errors also those of
-  /// batch_decompressor::decompress (unsupported_compression_type, record_too_large).
+  /// As parse() above, and a compressed batch's records are decompressed into `d`'s buffer: the
+  /// view's records are then valid until `d`'s next use. Uncompressed batches stay zero-copy.
+  /// With batch_check::records, a decompressed record count that disagrees with recordsCount,
+  /// or bytes left after the records, is corrupt_message; without it the caller walks the
+  /// records itself and must make those checks (as log_slice::for_each_record does; the
+  /// iterator stops at the first malformed record, never reading past the bytes). Errors also
+  /// those of batch_decompressor::decompress (unsupported_compression_type, record_too_large).
   template <typename Where = std::string_view>
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_decompressor& d, batch_check check = {},
                                          const Where& where_ = std::string_view("batch")) {
@@ -391,9 +393,11 @@ class record_batch_view {
                             where(), h.base_offset, compression_name(h.compression()));
         return record_batch_view(h, begin, end, {}, times);
       }
-      BROOK_TRY_ASSIGN(records, d->decompress(h.compression(), records,
-                                              fmt::format("{}: batch at offset {}", where(), h.base_offset)));
-      check.records = true;  // decompressed bytes were never checked by a CRC
+      auto unpacked = d->decompress(h.compression(), records);
+      if (!unpacked)  // the place is formatted only for an error
+        return error(unpacked.error().code(),
+                     fmt::format("{}: batch at offset {}: {}", where(), h.base_offset, unpacked.error().message()));
+      records = *unpacked;
       if (records.data() == nullptr) records = std::span<const std::byte>(begin + batch_layout::records, 0);
     }
     if (check.records) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,18 @@ class bounded_output {
   /// The size of a window: what a decompressor fills between two checks.
   static constexpr std::size_t window_bytes = 64 * 1024;
 
-  bounded_output(std::vector<std::byte>& out, std::size_t max_bytes)
-      : out_(out), start_(out.size()), max_bytes_(max_bytes) {}
+  /// The first window is `expected_bytes` + 1 when the payload says how much it holds (a zstd
+  /// or lz4 content size, gzip's ISIZE; 0 when unknown), else 8 times `input_bytes`, the
+  /// compressed size; from 4 KiB to window_bytes, and windows then double. So a payload
+  /// usually decodes in one call into one window, and what the output's growth zero-fills
+  /// stays near what is produced. A wrong hint costs only more windows.
+  bounded_output(std::vector<std::byte>& out, std::size_t max_bytes, std::size_t input_bytes = window_bytes,
+                 std::uint64_t expected_bytes = 0)
+      : out_(out),
+        start_(out.size()),
+        max_bytes_(max_bytes),
+        next_window_(std::clamp<std::uint64_t>(expected_bytes > 0 ? expected_bytes + 1 : std::uint64_t{input_bytes} * 8,
+                                               4096, window_bytes)) {}
   bounded_output(const bounded_output&) = delete;
   bounded_output& operator=(const bounded_output&) = delete;
   /// Restores `out` to its size before the call unless keep() was called.
@@ -35,7 +46,8 @@ class bounded_output {
   /// Free space to write into (empty only when over()). Invalidates earlier windows.
   std::span<std::byte> window() {
     const std::size_t allowed = max_bytes_ - std::min(max_bytes_, produced_) + (over() ? 0 : 1);
-    const std::size_t n = std::min(window_bytes, allowed);
+    const std::size_t n = std::min(next_window_, allowed);
+    next_window_ = std::min(next_window_ * 2, window_bytes);
     out_.resize(start_ + produced_ + n);
     return {out_.data() + start_ + produced_, n};
   }
@@ -74,6 +86,7 @@ class bounded_output {
   std::size_t start_;
   std::size_t max_bytes_;
   std::size_t produced_ = 0;
+  std::size_t next_window_;
   bool kept_ = false;
 };
 
