@@ -127,6 +127,10 @@ constexpr key_spec keys[] = {
     {"log.cleaner.delete.retention.ms", "-> delete.retention.ms (86400000)", nullptr, "delete.retention.ms"},
     {"log.cleaner.min.cleanable.ratio", "-> min.cleanable.dirty.ratio (0.5)", nullptr, "min.cleanable.dirty.ratio"},
     {"log.cleaner.min.compaction.lag.ms", "-> min.compaction.lag.ms (0)", nullptr, "min.compaction.lag.ms"},
+    {"compression.type", "-> compression.type (producer)", nullptr, "compression.type"},
+    {"compression.gzip.level", "-> compression.gzip.level (-1)", nullptr, "compression.gzip.level"},
+    {"compression.lz4.level", "-> compression.lz4.level (9)", nullptr, "compression.lz4.level"},
+    {"compression.zstd.level", "-> compression.zstd.level (3)", nullptr, "compression.zstd.level"},
 };
 // clang-format on
 
