@@ -270,10 +270,15 @@ void BM_CompressedBuild(benchmark::State& state) {
   const double per_batch = static_cast<double>(raw_total) / kinds;
   state.SetBytesProcessed(static_cast<std::int64_t>(per_batch * static_cast<double>(state.iterations())));
   (void)raw;
-  rate_counters(state, records_per_batch,
-                per_batch * static_cast<double>(state.iterations()) / static_cast<double>(std::max<std::size_t>(packed, 1)));
+  rate_counters(
+      state, records_per_batch,
+      per_batch * static_cast<double>(state.iterations()) / static_cast<double>(std::max<std::size_t>(packed, 1)));
 }
-BENCHMARK(BM_CompressedBuild)->ArgName("codec")->DenseRange(0, 4)->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CompressedBuild)
+    ->ArgName("codec")
+    ->DenseRange(0, 4)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond);
 
 /// A fresh log with the four codecs in its own scratch directory; dropped without writeback.
 class codec_log {
@@ -354,6 +359,10 @@ void BM_CompressedScan(benchmark::State& state) {
   state.counters["us/batch"] = benchmark::Counter(static_cast<double>(state.iterations() * scan_batches) / 1e6,
                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_CompressedScan)->ArgName("codec")->DenseRange(0, 4)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompressedScan)
+    ->ArgName("codec")
+    ->DenseRange(0, 4)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
