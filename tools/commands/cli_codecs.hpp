@@ -58,9 +58,11 @@ inline compression_codecs cli_codec_set() {
   return c;
 }
 
-/// The same, shared, as log_config::codecs takes them.
-inline std::shared_ptr<const compression_codecs> cli_codecs() {
-  return std::make_shared<const compression_codecs>(cli_codec_set());
+/// The same, shared, as log_config::codecs takes them: one set for the whole process, so a
+/// codec pointer taken from it stays valid until the tool exits.
+inline const std::shared_ptr<const compression_codecs>& cli_codecs() {
+  static const auto codecs = std::make_shared<const compression_codecs>(cli_codec_set());
+  return codecs;
 }
 
 /// The names of the codecs `c` enables, "none" first: "none, gzip, zstd".
@@ -95,9 +97,10 @@ inline std::string not_built_with(compression_type t, const compression_codecs& 
                      codec_names(c), codec_library(t));
 }
 
-/// The tool's codec for `type`, or UNSUPPORTED_COMPRESSION_TYPE (not_built_with).
+/// The tool's codec for `type` (valid until the tool exits), or UNSUPPORTED_COMPRESSION_TYPE
+/// (not_built_with).
 inline result<const compression_codec*> cli_codec(compression_type type) {
-  const compression_codecs c = cli_codec_set();
+  const compression_codecs& c = *cli_codecs();
   auto codec = c.get(type);
   if (!codec) return make_error(errc::unsupported_compression_type, "{}", not_built_with(type, c));
   return codec;
