@@ -11,7 +11,8 @@
 // as data_dir::load and the controller do. A refusal must be invalid_config; an accepted config
 // passes log_config::validate, holds only known keys, and holds each value exactly as the text
 // says: an integer past what its field takes (the four int-typed keys past 2^31-1, a negative
-// one) is refused, never narrowed or wrapped.
+// one) is refused, never narrowed or wrapped; compression.type is held as parsed and each
+// compression.<codec>.level is within its codec's range.
 #include <charconv>
 #include <chrono>
 #include <cstddef>
@@ -22,6 +23,9 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
+#include <brook/compression/compression_type.hpp>
 #include <brook/core/result.hpp>
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/topic_config.hpp>
@@ -80,6 +84,11 @@ void check_applied(const brook::topic_config& tc, const brook::log_config& cfg) 
       FUZZ_CHECK(d >= 0.0 && d <= 1.0 && cfg.min_cleanable_dirty_ratio == d);
       continue;
     }
+    if (k == "compression.type") {
+      auto c = brook::parse_topic_compression(v);
+      FUZZ_CHECK(c && *c == cfg.compression);
+      continue;
+    }
     const auto n = as_int64(v);
     FUZZ_CHECK(n.has_value());
     // What each integer key sets, and whether Kafka's type for it is int (0..2^31-1 here).
@@ -95,7 +104,10 @@ void check_applied(const brook::topic_config& tc, const brook::log_config& cfg) 
                             {"message.timestamp.before.max.ms", cfg.message_timestamp_before_max.count(), false},
                             {"message.timestamp.after.max.ms", cfg.message_timestamp_after_max.count(), false},
                             {"delete.retention.ms", cfg.delete_retention.count(), false},
-                            {"min.compaction.lag.ms", cfg.min_compaction_lag.count(), false}};
+                            {"min.compaction.lag.ms", cfg.min_compaction_lag.count(), false},
+                            {"compression.gzip.level", cfg.compression_gzip_level, false},
+                            {"compression.lz4.level", cfg.compression_lz4_level, false},
+                            {"compression.zstd.level", cfg.compression_zstd_level, false}};
     bool checked = false;
     for (const auto& f : fields) {
       if (k != f.key) continue;
@@ -103,6 +115,9 @@ void check_applied(const brook::topic_config& tc, const brook::log_config& cfg) 
       if (f.kafka_int) FUZZ_CHECK(*n >= 0 && *n <= int_max);
       FUZZ_CHECK(f.held == *n);
     }
+    for (auto t : {brook::compression_type::gzip, brook::compression_type::lz4, brook::compression_type::zstd})
+      if (k == fmt::format("compression.{}.level", brook::compression_name(t)))
+        FUZZ_CHECK(brook::valid_kafka_compression_level(t, static_cast<int>(*n)));
     FUZZ_CHECK(checked);  // a known key this fuzzer does not check fails here, until it does
   }
 }
