@@ -330,8 +330,10 @@ def group_of_three(kcat, address, work):
         return result
 
     def consumed(i):
+        """The records member i has printed so far: whole lines only, since kcat may be
+        midway through writing the last one."""
         with open(os.path.join(work, f"member{i}.out")) as f:
-            return [l.rstrip("\n").split("\t") for l in f if l.strip()]
+            return [l[:-1].split("\t") for l in f if l.endswith("\n") and l.strip()]
 
     def wait_for(cond, what, seconds=30):
         deadline = time.monotonic() + seconds
