@@ -9,6 +9,10 @@
 // them: the headers then declare, and that TU defines, with external linkage
 // (docs/design.md, "Header-only, or compiled once").
 //
+// BROOK_ALWAYS_INLINE and BROOK_NOINLINE steer the inliner on the format's hot paths (the
+// varint and record decoders a scan runs per field): the common case inlined into the loop,
+// the rare long form kept out of it.
+//
 // Thread-safety: macros only.
 #pragma once
 
@@ -16,4 +20,12 @@
 #define BROOK_DECL
 #else
 #define BROOK_DECL inline
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define BROOK_ALWAYS_INLINE [[gnu::always_inline]] inline
+#define BROOK_NOINLINE [[gnu::noinline]]
+#else
+#define BROOK_ALWAYS_INLINE inline
+#define BROOK_NOINLINE
 #endif

@@ -24,6 +24,7 @@
 #include <iterator>
 #include <string_view>
 
+#include <brook/core/linkage.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/varint.hpp>
@@ -50,7 +51,7 @@ struct record_fields {
 };
 
 /// Parses one header at p, never reading at or past end. Returns the next position, or nullptr if malformed.
-inline const std::byte* parse_header(const std::byte* p, const std::byte* end, record_header& h) noexcept {
+BROOK_ALWAYS_INLINE const std::byte* parse_header(const std::byte* p, const std::byte* end, record_header& h) noexcept {
   std::int32_t klen = 0, vlen = 0;
   std::size_t n = decode_varint(p, end, klen);
   if (n == 0 || klen < 0) return nullptr;
@@ -75,8 +76,8 @@ inline const std::byte* parse_header(const std::byte* p, const std::byte* end, r
 /// With check_headers, every header is walked too. Returns the position after the
 /// record, or nullptr if anything is truncated, negative where it may not be, or
 /// the record's length does not match its contents.
-inline const std::byte* parse_record(const std::byte* p, const std::byte* end, record_fields& f,
-                                     bool check_headers = true) noexcept {
+BROOK_ALWAYS_INLINE const std::byte* parse_record(const std::byte* p, const std::byte* end, record_fields& f,
+                                                  bool check_headers = true) noexcept {
   std::int32_t len = 0;
   std::size_t n = decode_varint(p, end, len);
   if (n == 0 || len < 1) return nullptr;

@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <brook/core/linkage.hpp>
+
 namespace brook {
 
 inline constexpr std::size_t max_varint_size = 5;
@@ -64,10 +66,9 @@ constexpr std::size_t base128_size(U u) noexcept {
   return n;
 }
 
-/// Decodes at most MaxBytes groups into U; the last group may carry only the bits U has left.
-/// Returns bytes consumed, 0 if truncated, too long or overflowing.
+/// decode_base128's general form: any length, every check.
 template <typename U, std::size_t MaxBytes>
-inline std::size_t decode_base128(const std::byte* p, const std::byte* end, U& out) noexcept {
+BROOK_NOINLINE std::size_t decode_base128_any(const std::byte* p, const std::byte* end, U& out) noexcept {
   constexpr unsigned last_bits = sizeof(U) * 8 - 7 * (MaxBytes - 1);  // 4 for 32-bit, 1 for 64-bit
   U u = 0;
   for (std::size_t i = 0; i < MaxBytes; ++i) {
@@ -81,6 +82,29 @@ inline std::size_t decode_base128(const std::byte* p, const std::byte* end, U& o
     }
   }
   return 0;  // unreachable: the last byte either ends the value or fails the check above
+}
+
+/// Decodes at most MaxBytes groups into U; the last group may carry only the bits U has left.
+/// Returns bytes consumed, 0 if truncated, too long or overflowing. One- and two-byte values
+/// (every length and delta of a typical record) are decoded inline; the rest out of line.
+template <typename U, std::size_t MaxBytes>
+BROOK_ALWAYS_INLINE std::size_t decode_base128(const std::byte* p, const std::byte* end, U& out) noexcept {
+  static_assert(MaxBytes >= 2 && sizeof(U) >= 2);
+  if (p < end) [[likely]] {
+    const auto b0 = static_cast<std::uint8_t>(p[0]);
+    if (b0 < 0x80) {
+      out = b0;
+      return 1;
+    }
+    if (end - p >= 2) {
+      const auto b1 = static_cast<std::uint8_t>(p[1]);
+      if (b1 < 0x80) {
+        out = static_cast<U>((b0 & 0x7fu) | (static_cast<U>(b1) << 7));
+        return 2;
+      }
+    }
+  }
+  return decode_base128_any<U, MaxBytes>(p, end, out);
 }
 
 }  // namespace detail
@@ -104,18 +128,18 @@ inline std::size_t encode_varlong(std::int64_t v, std::byte* out) noexcept {
 }
 
 /// Decodes an unsigned varint from [p, end). Returns bytes consumed, 0 if truncated or malformed.
-inline std::size_t decode_uvarint(const std::byte* p, const std::byte* end, std::uint32_t& out) noexcept {
+BROOK_ALWAYS_INLINE std::size_t decode_uvarint(const std::byte* p, const std::byte* end, std::uint32_t& out) noexcept {
   return detail::decode_base128<std::uint32_t, max_varint_size>(p, end, out);
 }
 /// Decodes a zigzag varint from [p, end). Returns bytes consumed, 0 if truncated or malformed.
-inline std::size_t decode_varint(const std::byte* p, const std::byte* end, std::int32_t& out) noexcept {
+BROOK_ALWAYS_INLINE std::size_t decode_varint(const std::byte* p, const std::byte* end, std::int32_t& out) noexcept {
   std::uint32_t u = 0;
   const std::size_t n = detail::decode_base128<std::uint32_t, max_varint_size>(p, end, u);
   if (n != 0) out = zigzag_decode32(u);
   return n;
 }
 /// Decodes a zigzag varlong from [p, end). Returns bytes consumed, 0 if truncated or malformed.
-inline std::size_t decode_varlong(const std::byte* p, const std::byte* end, std::int64_t& out) noexcept {
+BROOK_ALWAYS_INLINE std::size_t decode_varlong(const std::byte* p, const std::byte* end, std::int64_t& out) noexcept {
   std::uint64_t u = 0;
   const std::size_t n = detail::decode_base128<std::uint64_t, max_varlong_size>(p, end, u);
   if (n != 0) out = zigzag_decode64(u);
