@@ -1,6 +1,7 @@
 // Format-layer micro benchmarks, each next to its baseline, all on the same
 // 16 KiB batch of 100-byte records (bench_support.hpp):
 //
+//   BM_Crc32cFold/N    AVX-512 VPCLMULQDQ folding CRC-32C of the batch's first N bytes
 //   BM_Crc32cHw        SSE4.2 CRC-32C of 16 KiB             } bytes/s; the CRC
 //   BM_Crc32cSw        slicing-by-8 CRC-32C of 16 KiB       } variants against
 //   BM_Memcpy/16KiB    memcpy of 16 KiB (L1/L2 resident)    } a plain copy
@@ -41,6 +42,22 @@ void BM_Crc32cHw(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * b.size()));
 }
 BENCHMARK(BM_Crc32cHw);
+
+void BM_Crc32cFold(benchmark::State& state) {
+  if (!detail::cpu_has_avx512_clmul()) {
+    state.SkipWithError("CPU has no AVX-512 VPCLMULQDQ");
+    return;
+  }
+  const auto& b = batch();
+  const auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(b.data());
+    std::uint32_t c = detail::crc32c_folded(std::span(b).first(n));
+    benchmark::DoNotOptimize(c);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_Crc32cFold)->Arg(16384)->Arg(4096)->Arg(1024)->Arg(512);
 
 void BM_Crc32cSw(benchmark::State& state) {
   const auto& b = batch();

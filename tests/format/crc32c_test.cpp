@@ -1,4 +1,4 @@
-// CRC-32C: published vectors, the portable and SSE4.2 paths against each
+// CRC-32C: published vectors, the portable, SSE4.2 and AVX-512 folding paths against each
 // other and against a bit-at-a-time reference, and crc32c_extend.
 #include <array>
 #include <cstdint>
@@ -60,10 +60,11 @@ TEST_CASE("crc32c matches published vectors", "[format][crc32c]") {
     CHECK(brook::detail::crc32c_sw(d) == v.crc);
     CHECK(crc32c_bitwise(d) == v.crc);  // the reference the random tests trust
     if (brook::detail::cpu_has_sse42()) CHECK(brook::detail::crc32c_hw(d) == v.crc);
+    if (brook::detail::cpu_has_avx512_clmul()) CHECK(brook::detail::crc32c_folded(d) == v.crc);
   }
 }
 
-TEST_CASE("crc32c software and hardware agree on every length 0..4096 at random alignments", "[format][crc32c]") {
+TEST_CASE("crc32c software and hardware paths agree on every length 0..4096 at random alignments", "[format][crc32c]") {
   const auto seed = brook::test::property_seed(1);
   INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 1: rerun with the same base)");
   std::mt19937_64 rng(seed);
@@ -72,6 +73,8 @@ TEST_CASE("crc32c software and hardware agree on every length 0..4096 at random 
   for (auto& b : pool) b = static_cast<std::byte>(rng());
   const bool hw = brook::detail::cpu_has_sse42();
   if (!hw) WARN("CPU lacks SSE4.2: only the portable path is checked");
+  const bool fold = brook::detail::cpu_has_avx512_clmul();
+  if (!fold) WARN("CPU lacks AVX-512 VPCLMULQDQ: the folding path is not checked");
 
   for (std::size_t len = 0; len <= max_len; ++len) {
     const std::size_t align = rng() % 16;
@@ -84,6 +87,10 @@ TEST_CASE("crc32c software and hardware agree on every length 0..4096 at random 
         CHECK(h == sw);
       }
     }
+    if (fold && brook::detail::crc32c_folded(d) != sw) {
+      INFO("len " << len << " align " << align);
+      CHECK(brook::detail::crc32c_folded(d) == sw);
+    }
     if (brook::crc32c(d) != sw) {
       INFO("len " << len << " align " << align);
       CHECK(brook::crc32c(d) == sw);
@@ -92,6 +99,39 @@ TEST_CASE("crc32c software and hardware agree on every length 0..4096 at random 
     if (len <= 300 || len % 97 == 0 || len == max_len) {
       INFO("len " << len << " align " << align);
       REQUIRE(sw == crc32c_bitwise(d));
+    }
+  }
+}
+
+TEST_CASE("crc32c folding agrees with the portable path on long buffers", "[format][crc32c]") {
+  if (!brook::detail::cpu_has_avx512_clmul()) {
+    WARN("CPU lacks AVX-512 VPCLMULQDQ: nothing to check");
+    return;
+  }
+  const auto seed = brook::test::property_seed(5);
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 5: rerun with the same base)");
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> pool((1u << 20) + 64);
+  for (auto& b : pool) b = static_cast<std::byte>(rng());
+  // Every 256-byte step boundary up to 64 KiB, +-1, and random lengths up to 1 MiB: the main
+  // loop, each tail (64- and 16-byte folds, then bytes) and the starting state.
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 256; n <= 65536; n += 256) lengths.insert(lengths.end(), {n - 1, n, n + 1, n + 63, n + 79});
+  for (int i = 0; i < 50; ++i) lengths.push_back(rng() % (1u << 20));
+  for (const std::size_t len : lengths) {
+    const std::size_t align = rng() % 64;
+    const std::span<const std::byte> d(pool.data() + align, len);
+    const auto want = brook::detail::crc32c_sw(d);
+    if (brook::detail::crc32c_folded(d) != want) {
+      INFO("len " << len << " align " << align);
+      CHECK(brook::detail::crc32c_folded(d) == want);
+    }
+    const std::uint32_t state = static_cast<std::uint32_t>(rng());
+    if (brook::detail::crc32c_fold_update(state, d.data(), len) !=
+        brook::detail::crc32c_sw_update(state, d.data(), len)) {
+      INFO("len " << len << " align " << align << " state " << state);
+      CHECK(brook::detail::crc32c_fold_update(state, d.data(), len) ==
+            brook::detail::crc32c_sw_update(state, d.data(), len));
     }
   }
 }
