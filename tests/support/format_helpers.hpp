@@ -54,9 +54,9 @@ inline opt_string to_opt(const nullable_bytes& b) {
   return b.to_string();
 }
 
-/// Builds one batch of `recs` with brook's builder and returns an owning copy.
-inline bytes build_batch(const std::vector<test_record>& recs, brook::offset base = brook::offset{0},
-                         batch_options opts = {}) {
+/// A builder at `base` holding `recs`, not yet finished.
+inline record_batch_builder filled_builder(const std::vector<test_record>& recs, brook::offset base,
+                                           batch_options opts) {
   record_batch_builder b(opts, 64);  // small initial capacity: exercises growth
   b.reset(base);
   std::vector<record_header> hs;
@@ -65,6 +65,13 @@ inline bytes build_batch(const std::vector<test_record>& recs, brook::offset bas
     for (const auto& h : r.headers) hs.push_back(record_header{h.key, to_nullable(h.value)});
     b.append(r.ts, to_nullable(r.key), to_nullable(r.value), hs);
   }
+  return b;
+}
+
+/// Builds one batch of `recs` with brook's builder and returns an owning copy.
+inline bytes build_batch(const std::vector<test_record>& recs, brook::offset base = brook::offset{0},
+                         batch_options opts = {}) {
+  auto b = filled_builder(recs, base, opts);
   auto s = b.finish();
   return bytes(s.begin(), s.end());
 }
@@ -72,14 +79,7 @@ inline bytes build_batch(const std::vector<test_record>& recs, brook::offset bas
 /// Builds one batch of `recs` compressed with `codec` at its default level.
 inline bytes build_batch(const std::vector<test_record>& recs, const compression_codec& codec,
                          brook::offset base = brook::offset{0}, batch_options opts = {}) {
-  record_batch_builder b(opts, 64);
-  b.reset(base);
-  std::vector<record_header> hs;
-  for (const auto& r : recs) {
-    hs.clear();
-    for (const auto& h : r.headers) hs.push_back(record_header{h.key, to_nullable(h.value)});
-    b.append(r.ts, to_nullable(r.key), to_nullable(r.value), hs);
-  }
+  auto b = filled_builder(recs, base, opts);
   auto s = b.finish(codec, codec.default_level());
   REQUIRE(s.has_value());
   return bytes(s->begin(), s->end());

@@ -106,8 +106,8 @@ inline result<void> check_producer_timestamps(const record_batch_view& v, std::s
 /// Kafka's LogValidator rebuilds a batch whose codec differs from the topic's compression.type:
 /// the same producer id, epoch, base sequence and transactional flag, the records in order
 /// with offset deltas 0..n-1 and their own timestamps. The caller assigns offsets and times.
-inline result<void> rebuild_batch(const record_batch_view& v, const compression_codec& codec, int level,
-                                  std::vector<std::byte>& out) {
+inline result<void> recompress_batch(const record_batch_view& v, const compression_codec& codec, int level,
+                                     std::vector<std::byte>& out) {
   const batch_header& h = v.header();
   batch_options o;
   o.producer_id = h.producer_id;
@@ -138,7 +138,7 @@ inline result<void> recompress(const record_batch_view& v, const log_config& con
   if (!codec)
     return make_error(errc::unsupported_compression_type, "{}: compression.type {}: {}", log_name, compression_name(t),
                       codec.error().message());
-  BROOK_TRY(rebuild_batch(v, **codec, config.compression_level(t), out));
+  BROOK_TRY(recompress_batch(v, **codec, config.compression_level(t), out));
   if (out.size() > config.max_message_bytes)
     return make_error(errc::record_too_large, "{}: batch recompressed with {} is {} bytes, over max.message.bytes {}",
                       log_name, compression_name(t), out.size(), config.max_message_bytes);
