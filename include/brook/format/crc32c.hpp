@@ -87,10 +87,10 @@ constexpr std::uint32_t crc32c_multmodp(std::uint32_t a, std::uint32_t b) noexce
   return p;
 }
 
-/// x^(8 * n) modulo the polynomial, reflected: the operator that shifts a state over n zero bytes.
-constexpr std::uint32_t crc32c_x8n(std::size_t n) noexcept {
+/// x^n modulo the polynomial, reflected.
+constexpr std::uint32_t crc32c_xn(std::uint64_t n) noexcept {
   std::uint32_t result = 1u << 31;  // x^0
-  std::uint32_t sq = 1u << 23;      // x^8
+  std::uint32_t sq = 1u << 30;      // x^1
   while (n) {
     if (n & 1) result = crc32c_multmodp(sq, result);
     sq = crc32c_multmodp(sq, sq);
@@ -98,6 +98,9 @@ constexpr std::uint32_t crc32c_x8n(std::size_t n) noexcept {
   }
   return result;
 }
+
+/// x^(8 * n) modulo the polynomial, reflected: the operator that shifts a state over n zero bytes.
+constexpr std::uint32_t crc32c_x8n(std::size_t n) noexcept { return crc32c_xn(std::uint64_t{8} * n); }
 
 /// Tables applying "shift by n zero bytes" to a 32-bit state with four lookups.
 struct crc32c_shift_table {
@@ -180,18 +183,6 @@ inline bool cpu_has_sse42() noexcept { return __builtin_cpu_supports("sse4.2"); 
 // 32-bit remainder in the top half of a quadword. Products have degree < 96 and fit a lane.
 // One lane left at the end is congruent to the whole message (with the running state XORed
 // into its first four bytes), so two `crc32` instructions on it finish the CRC.
-
-/// x^n modulo the polynomial, reflected.
-constexpr std::uint32_t crc32c_xn(std::uint64_t n) noexcept {
-  std::uint32_t result = 1u << 31;  // x^0
-  std::uint32_t sq = 1u << 30;      // x^1
-  while (n) {
-    if (n & 1) result = crc32c_multmodp(sq, result);
-    sq = crc32c_multmodp(sq, sq);
-    n >>= 1;
-  }
-  return result;
-}
 
 /// The two folding constants of a 128-bit lane moved `bytes` further down the message.
 struct crc32c_fold_constants {
