@@ -28,6 +28,7 @@
 #include <brook/format/varint.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/batch_decompressor.hpp>
+#include <brook/format/built_batch.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/format/record_batch_builder.hpp>
 

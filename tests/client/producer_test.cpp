@@ -126,6 +126,17 @@ TEST_CASE("send errors reach the callback or future, never vanish", "[client][pr
     CHECK(after.get());
     CHECK(read_partition(*dd, "t", 0).size() == 2);
   }
+  SECTION("a record without a key on a compacted topic") {  // a built batch: the log checks the builder's facts
+    topic_config tc;
+    tc.overrides["cleanup.policy"] = "compact";
+    REQUIRE(dd->create_topic("compacted", tc));
+    auto keyed = p.send(producer_record{"compacted", partition_id(0), "k", "a", {}, std::nullopt}).get();
+    REQUIRE(keyed);
+    auto r = p.send(producer_record{"compacted", partition_id(0), nullable_bytes::null(), "b", {}, std::nullopt}).get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::invalid_record);
+    CHECK(read_partition(*dd, "compacted", 0).size() == 1);
+  }
   SECTION("an internal topic, as Kafka refuses it") {  // issue 11 #12
     REQUIRE(dd->create_internal_topic("__consumer_offsets", topic_config{}));
     auto r = p.send(producer_record{"__consumer_offsets", std::nullopt, "k", "garbage", {}, std::nullopt}).get();

@@ -1,12 +1,15 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <limits>
+#include <random>
+#include <string>
 
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/log_validator.hpp>
 
 #include "support/checks.hpp"
 #include "support/log_builders.hpp"
+#include "support/seeds.hpp"
 #include "support/test_codecs.hpp"
 
 using namespace brook;
@@ -420,4 +423,96 @@ TEST_CASE("validate_append recompression needs the topic's codec and must fit",
     REQUIRE_FALSE(v);
     CHECK(v.error() == errc::record_too_large);
   }
+}
+
+namespace {
+
+/// A log_config drawn for the built-batch property: each producer rule on or off.
+log_config draw_config(std::mt19937_64& rng) {
+  log_config cfg;
+  if (rng() % 3 == 0) cfg.cleanup = cleanup_policy::compact;
+  if (rng() % 4 == 0) cfg.message_timestamp_type = timestamp_type::log_append_time;
+  if (rng() % 3 == 0) cfg.message_timestamp_before_max = std::chrono::milliseconds(rng() % 100'000);
+  if (rng() % 3 == 0) cfg.message_timestamp_after_max = std::chrono::milliseconds(rng() % 100'000);
+  if (rng() % 4 == 0) cfg.max_message_bytes = static_cast<std::uint32_t>(100 + rng() % 2'000);
+  if (rng() % 5 == 0) cfg.compression = compression_type::none;  // uncompressed: kept as built
+  return cfg;
+}
+
+/// Fills `b` with a batch drawn for the same property: keys sometimes null, timestamps
+/// around `now`, sometimes -1, negative or far off.
+void draw_batch(std::mt19937_64& rng, record_batch_builder& b, timestamp_ms now) {
+  b.reset();
+  const int n = 1 + static_cast<int>(rng() % 20);
+  for (int i = 0; i < n; ++i) {
+    timestamp_ms ts = now - 60'000 + static_cast<timestamp_ms>(rng() % 120'000);
+    if (rng() % 10 == 0) ts = no_timestamp;
+    if (rng() % 40 == 0) ts = -2 - static_cast<timestamp_ms>(rng() % 100);
+    if (rng() % 40 == 0) ts = now + 10'000'000;
+    const std::string key = "k" + std::to_string(rng() % 50), value(rng() % 200, 'v');
+    b.append(ts, rng() % 8 == 0 ? nullable_bytes::null() : nullable_bytes(std::string_view(key)), value);
+  }
+  b.set_options(batch_options{.control = rng() % 30 == 0});
+  b.finish();
+}
+
+}  // namespace
+
+// A batch built in this process skips the CRC and the walk of its records on append
+// (validate_built_append): it must get exactly the verdict, the result and the bytes that
+// validate_append gives the same batch as bytes.
+TEST_CASE("validate_built_append gives validate_append's verdict result and bytes", "[storage][log_validator]") {
+  const auto seed = brook::test::property_seed(23);
+  std::mt19937_64 rng(seed);
+  const timestamp_ms now = 1'700'000'000'000;
+  record_batch_builder b;
+  int ok = 0, refused = 0;
+  for (int i = 0; i < 600; ++i) {
+    INFO("seed " << seed << " (" << brook::test::seed_base_hint() << ") case " << i);
+    const log_config cfg = draw_config(rng);
+    draw_batch(rng, b, now);
+    const built_batch built = b.built();
+    REQUIRE(can_append_built(built, cfg));
+    std::vector<std::byte> copy(built.bytes().begin(), built.bytes().end());
+    const offset log_end(static_cast<std::int64_t>(rng() % 1'000'000));
+    auto walked = validate_append(copy, {}, cfg, log_end, now, "t-0");
+    auto trusted = validate_built_append(built, cfg, log_end, now, "t-0");
+    REQUIRE(walked.has_value() == trusted.has_value());
+    if (!walked) {
+      ++refused;
+      CHECK(trusted.error().code() == walked.error().code());
+      CHECK(trusted.error().message() == walked.error().message());
+      continue;
+    }
+    ++ok;
+    CHECK(trusted->rebuilt.empty());
+    CHECK(walked->rebuilt.empty());
+    CHECK(trusted->result.base_offset == walked->result.base_offset);
+    CHECK(trusted->result.last_offset == walked->result.last_offset);
+    CHECK(trusted->result.records == walked->result.records);
+    CHECK(trusted->result.bytes == walked->result.bytes);
+    CHECK(trusted->result.log_append_time == walked->result.log_append_time);
+    CHECK(trusted->max_timestamp == walked->max_timestamp);
+    CHECK(std::equal(copy.begin(), copy.end(), built.bytes().begin(), built.bytes().end()));
+    CHECK_OK(record_batch_view::parse(built.bytes()));  // offsets and times rewritten, CRC still right
+  }
+  CHECK(ok > 100);
+  CHECK(refused > 100);
+}
+
+TEST_CASE("a built batch the topic recompresses or the builder does not vouch for is walked",
+          "[storage][log_validator]") {
+  record_batch_builder b;
+  b.append(1'000, "k", "v");
+  b.finish();
+  log_config cfg;
+  CHECK(can_append_built(b.built(), cfg));
+  cfg.compression = compression_type::gzip;
+  CHECK_FALSE(can_append_built(b.built(), cfg));
+  b.reset();
+  b.append(no_timestamp, "k", "v");
+  b.append(std::numeric_limits<timestamp_ms>::max(), "k", "v");  // the delta wraps
+  b.finish();
+  cfg.compression.reset();
+  CHECK_FALSE(can_append_built(b.built(), cfg));
 }

@@ -23,6 +23,7 @@
 #include <brook/compression/compression_codec.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/built_batch.hpp>
 #include <brook/storage/data_dir.hpp>
 #include <brook/storage/topic_config.hpp>
 
@@ -41,6 +42,13 @@ class produce_target {
   /// calls `done` exactly once, on this thread or another, never under a lock of the caller.
   virtual void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode acks,
                        std::chrono::milliseconds request_timeout, append_callback done) = 0;
+  /// The same for a batch record_batch_builder finished in this process (the producer's
+  /// uncompressed batches): a target whose log trusts such batches appends it without
+  /// walking its records again. By default, produce(topic, p, batch.bytes(), ...).
+  virtual void produce_built(const std::string& topic, partition_id p, const built_batch& batch, acks_mode acks,
+                             std::chrono::milliseconds request_timeout, append_callback done) {
+    produce(topic, p, batch.bytes(), acks, request_timeout, std::move(done));
+  }
   /// The codecs a producer compresses with unless it names its own (a data directory's
   /// log_config::codecs). Null: `none` only.
   virtual std::shared_ptr<const compression_codecs> codecs() const { return nullptr; }
@@ -60,6 +68,16 @@ class data_dir_target final : public produce_target {
   timestamp_ms now_ms() const override { return clock_->now_ms(); }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
                std::chrono::milliseconds, append_callback done) override {
+    append_to(topic, p, batch, done);
+  }
+  void produce_built(const std::string& topic, partition_id p, const built_batch& batch, acks_mode,
+                     std::chrono::milliseconds, append_callback done) override {
+    append_to(topic, p, batch, done);
+  }
+
+ private:
+  template <typename Batch>
+  void append_to(const std::string& topic, partition_id p, const Batch& batch, const append_callback& done) {
     if (is_internal_topic(topic)) {  // Kafka's ReplicaManager refuses client appends to them
       done(make_error(errc::invalid_topic, "cannot append to internal topic {}", topic));
       return;
@@ -72,7 +90,6 @@ class data_dir_target final : public produce_target {
     done((*part)->append(batch));
   }
 
- private:
   std::shared_ptr<data_dir_anchor> anchor_;
   std::shared_ptr<const brook::clock> clock_;
   std::shared_ptr<const compression_codecs> codecs_;

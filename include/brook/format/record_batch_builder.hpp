@@ -14,6 +14,10 @@
 //   std::span<const std::byte> batch = b.finish();   // valid until the next reset/append
 //   auto zbatch = b.finish(*zstd, 3);                 // or compressed (result<span>)
 //
+// After an uncompressed finish(), built() names the same bytes with what the builder knows
+// of their records (format/built_batch.hpp): a log in this process appends that without
+// walking the records again.
+//
 // Thread-safety: none; one builder per thread.
 #pragma once
 
@@ -30,6 +34,7 @@
 #include <brook/compression/compression_codec.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/built_batch.hpp>
 #include <brook/format/bytes.hpp>
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record.hpp>
@@ -62,7 +67,12 @@ class record_batch_builder {
     count_ = 0;
     base_ts_ = 0;
     max_ts_ = -1;
+    times_ = {};
+    times_.known = true;
+    first_null_key_ = -1;
+    trusted_ = true;
     finished_ = false;
+    packed_last_ = false;
   }
   void set_options(const batch_options& o) noexcept { opts_ = o; }
   const batch_options& options() const noexcept { return opts_; }
@@ -83,6 +93,7 @@ class record_batch_builder {
     const std::int64_t ts_delta = detail::sub_wrapping(ts, base_ts_);
     const std::int32_t off_delta = count_;
     const std::size_t body = body_size(ts_delta, off_delta, key, value, headers);
+    note(ts, key, body);
     const std::size_t need = size_ + max_varint_size + body;
     if (need > cap_) grow(std::max(need, cap_ * 2));
     std::byte* p = buf_.get() + size_;
@@ -108,7 +119,17 @@ class record_batch_builder {
     BROOK_ASSERT(count_ > 0, "record_batch_builder::finish on an empty batch");
     write_header(buf_.get(), size_);
     finished_ = true;
+    packed_last_ = false;
     return {buf_.get(), size_};
+  }
+
+  /// The batch the last finish() returned, with what the builder knows of its records.
+  /// REQUIRES: the batch was finished uncompressed (finish(), or finish with codec none).
+  built_batch built() noexcept {
+    BROOK_ASSERT(finished_ && !packed_last_, "record_batch_builder::built without an uncompressed finish()");
+    record_batch_view::record_timestamps t = times_;
+    t.max = max_ts_;
+    return built_batch({buf_.get(), size_}, t, first_null_key_, trusted_);
   }
 
   /// Finishes the batch with its records compressed by `codec` at `level` (Kafka's level;
@@ -122,6 +143,7 @@ class record_batch_builder {
     if (codec.type() == compression_type::none) return finish();
     write_header(buf_.get(), size_, /*with_crc=*/false);  // compress_batch computes the CRC
     finished_ = true;
+    packed_last_ = true;
     BROOK_TRY(compress_batch({buf_.get(), size_}, codec, level, packed_));
     return std::span<std::byte>(packed_);
   }
@@ -133,6 +155,20 @@ class record_batch_builder {
   brook::offset base_offset() const noexcept { return base_offset_; }
 
  private:
+  /// Records what a walk of the records would find (built_batch): the timestamps as the
+  /// walk computes them, the first record without a key, and whether the record at
+  /// timestamp `ts` and of `body` bytes is one the walk would take as it was meant.
+  void note(timestamp_ms ts, nullable_bytes key, std::size_t body) noexcept {
+    timestamp_ms unused;
+    if (count_ > 0 && __builtin_sub_overflow(ts, base_ts_, &unused)) trusted_ = false;  // the walk: overflow
+    if (body > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) trusted_ = false;
+    if (ts != no_timestamp) {
+      times_.min = times_.any ? std::min(times_.min, ts) : ts;
+      times_.any = true;
+    }
+    if (key.is_null() && first_null_key_ < 0) first_null_key_ = count_;
+  }
+
   /// Writes the header of a batch of `size` bytes at `b` (records already after it), then
   /// (with_crc) its CRC over attributes .. end.
   void write_header(std::byte* b, std::size_t size, bool with_crc = true) const noexcept {
@@ -191,6 +227,10 @@ class record_batch_builder {
   timestamp_ms base_ts_ = 0;
   timestamp_ms max_ts_ = -1;
   bool finished_ = false;
+  bool packed_last_ = false;                    // the last finish compressed into packed_
+  record_batch_view::record_timestamps times_;  // known, any and min; max_ts_ is the max
+  std::int32_t first_null_key_ = -1;
+  bool trusted_ = true;
   std::vector<std::byte> packed_;  // the last compressed batch
 };
 

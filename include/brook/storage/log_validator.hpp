@@ -20,6 +20,13 @@
 //                    that is not the records' largest is corrected (and the CRC with it).
 //   from a replica   the offsets it carries, starting at or after the log end
 //
+// A batch record_batch_builder finished in this process (format/built_batch.hpp) passes the
+// producer rules by validate_built_append: the header is read again and the rules are
+// checked against what the builder knows of the records (their timestamps, the first record
+// without a key), without the CRC or a walk of the records; the same batch gets the same
+// verdict and the same bytes either way. One the builder does not vouch for, or one the
+// topic recompresses, goes through validate_append.
+//
 // Thread-safety: free functions over the caller's buffer; the caller serialises appends.
 #pragma once
 
@@ -78,14 +85,13 @@ namespace detail {
 /// than -1 (none) lies within [now - message.timestamp.before.max.ms, now +
 /// message.timestamp.after.max.ms]. brook also refuses negative timestamps other than -1,
 /// which Kafka's producer never sends (ProducerRecord rejects them).
-inline result<void> check_producer_timestamps(const record_batch_view& v, std::size_t index, const log_config& config,
-                                              timestamp_ms now, std::string_view log_name) {
-  const batch_header& h = v.header();
+inline result<void> check_producer_timestamps(const batch_header& h, const record_batch_view::record_timestamps& t,
+                                              std::size_t index, const log_config& config, timestamp_ms now,
+                                              std::string_view log_name) {
   if (h.timestamp_type() == timestamp_type::log_append_time)
     return make_error(errc::invalid_timestamp, "{}: batch {} claims LogAppendTime, which only the log may set",
                       log_name, index);
   if (config.message_timestamp_type == timestamp_type::log_append_time) return ok();
-  const auto& t = v.timestamps();
   if (!t.any) return ok();  // every record says -1: no timestamp
   if (t.min < 0)
     return make_error(errc::invalid_timestamp, "{}: batch {} has a record with timestamp {}; timestamps are >= 0",
@@ -145,22 +151,55 @@ inline result<void> recompress(const record_batch_view& v, const log_config& con
   return ok();
 }
 
-/// The producer rules for one batch (`index` counts batches in the append, for messages).
-inline result<void> check_producer_batch(const record_batch_view& v, std::size_t index, const log_config& config,
-                                         timestamp_ms now, std::string_view log_name) {
-  const batch_header& h = v.header();
+inline result<void> check_batch_size(const batch_header& h, const log_config& config, std::string_view log_name) {
+  if (h.size_bytes() > config.max_message_bytes)
+    return make_error(errc::record_too_large, "{}: batch of {} bytes exceeds max.message.bytes {}", log_name,
+                      h.size_bytes(), config.max_message_bytes);
+  return ok();
+}
+
+/// The producer rules for one batch's header and timestamps (`index` counts batches in the
+/// append, for messages).
+inline result<void> check_producer_header(const batch_header& h, const record_batch_view::record_timestamps& t,
+                                          std::size_t index, const log_config& config, timestamp_ms now,
+                                          std::string_view log_name) {
   if (h.is_control()) return make_error(errc::invalid_record, "{}: producers may not append control batches", log_name);
   if (std::int64_t{h.records_count} != std::int64_t{h.last_offset_delta} + 1)
     return make_error(errc::invalid_record, "{}: batch has {} records but lastOffsetDelta {}", log_name,
                       h.records_count, h.last_offset_delta);
-  BROOK_TRY(check_producer_timestamps(v, index, config, now, log_name));
+  return check_producer_timestamps(h, t, index, config, now, log_name);
+}
+
+inline error null_key_error(std::string_view log_name, std::int64_t record, std::size_t index) {
+  return make_error(errc::invalid_record,
+                    "{}: compacted topic cannot accept a record without a key (record {} of batch {})", log_name,
+                    record, index);
+}
+
+/// The producer rules for one batch whose records were walked.
+inline result<void> check_producer_batch(const record_batch_view& v, std::size_t index, const log_config& config,
+                                         timestamp_ms now, std::string_view log_name) {
+  const batch_header& h = v.header();
+  BROOK_TRY(check_producer_header(h, v.timestamps(), index, config, now, log_name));
   if (config.compacts())
     for (const record_view& r : v)
-      if (r.key().is_null())
-        return make_error(errc::invalid_record,
-                          "{}: compacted topic cannot accept a record without a key (record {} of batch {})", log_name,
-                          r.offset() - h.base_offset, index);
+      if (r.key().is_null()) return null_key_error(log_name, r.offset() - h.base_offset, index);
   return ok();
+}
+
+/// Gives the producer batch `one` (header `h`, records' largest timestamp `records_max`) its
+/// offsets from `next` and its maxTimestamp, in place. Returns the offset after it.
+inline result<offset> place_producer_batch(std::span<std::byte> one, const batch_header& h, timestamp_ms records_max,
+                                           offset next, timestamp_ms now, bool stamp_time, std::string_view log_name) {
+  const std::int64_t span = std::int64_t{h.last_offset_delta} + 1;
+  if (next.value() > std::numeric_limits<std::int64_t>::max() - span)
+    return make_error(errc::offset_out_of_range, "{}: {} more offsets from {} would pass 2^63-1", log_name, span, next);
+  set_batch_base_offset(one, next);
+  if (stamp_time)
+    set_batch_log_append_time(one, now);
+  else if (h.max_timestamp != records_max)  // Kafka sets maxTimestamp from the records
+    set_batch_max_timestamp(one, records_max);
+  return next + span;
 }
 
 }  // namespace detail
@@ -181,9 +220,7 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
   for (std::size_t pos = 0, count = 0; pos < batches.size(); ++count) {
     auto rest = batches.subspan(pos);
     BROOK_TRY_ASSIGN(batch_header h, check_batch_header(rest, "appended batch"));
-    if (h.size_bytes() > config.max_message_bytes)
-      return make_error(errc::record_too_large, "{}: batch of {} bytes exceeds max.message.bytes {}", log_name,
-                        h.size_bytes(), config.max_message_bytes);
+    BROOK_TRY(detail::check_batch_size(h, config, log_name));
     record_batch_view v;
     if (h.compression() == compression_type::none) {
       BROOK_TRY_ASSIGN(v, record_batch_view::parse(rest, batch_check{}, "appended batch"));
@@ -205,16 +242,7 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
           out.rebuilt.assign(batches.begin(), batches.begin() + static_cast<std::ptrdiff_t>(pos));
         one = std::span<std::byte>(fresh);
       }
-      const std::int64_t span = std::int64_t{h.last_offset_delta} + 1;
-      if (next.value() > std::numeric_limits<std::int64_t>::max() - span)
-        return make_error(errc::offset_out_of_range, "{}: {} more offsets from {} would pass 2^63-1", log_name, span,
-                          next);
-      set_batch_base_offset(one, next);
-      if (stamp_time)
-        set_batch_log_append_time(one, now);
-      else if (h.max_timestamp != v.timestamps().max)  // Kafka sets maxTimestamp from the records
-        set_batch_max_timestamp(one, v.timestamps().max);
-      next = next + span;
+      BROOK_TRY_ASSIGN(next, detail::place_producer_batch(one, h, v.timestamps().max, next, now, stamp_time, log_name));
     } else {
       if (h.base_offset < next)
         return make_error(errc::offset_out_of_range, "{}: replica batch at offset {} is below the log end {}", log_name,
@@ -231,6 +259,41 @@ inline result<validated_append> validate_append(std::span<std::byte> batches, ap
   out.result.last_offset = next - 1;
   out.result.bytes = out.rebuilt.empty() ? batches.size() : out.rebuilt.size();
   out.result.log_append_time = log_append_time ? now : -1;
+  return out;
+}
+
+/// Whether validate_built_append may take `b` under `config`: the builder vouches for its
+/// records, and the topic keeps the batch's codec (none) rather than recompressing it.
+inline bool can_append_built(const built_batch& b, const log_config& config) noexcept {
+  return b.trusted() && config.compression.value_or(compression_type::none) == compression_type::none;
+}
+
+/// validate_append for one batch record_batch_builder finished in this process: the producer
+/// rules checked against what the builder knows of the records (format/built_batch.hpp), the
+/// header read again but neither the CRC nor the records walked. Offsets (and LogAppendTime
+/// or maxTimestamp) are assigned in place as validate_append assigns them. The same errors
+/// for the same batch. REQUIRES: can_append_built(b, config).
+inline result<validated_append> validate_built_append(const built_batch& b, const log_config& config, offset log_end,
+                                                      timestamp_ms now, std::string_view log_name) {
+  BROOK_ASSERT(can_append_built(b, config), "{}: a built batch the log must walk after all", log_name);
+  const std::span<std::byte> one = b.bytes();
+  BROOK_TRY_ASSIGN(batch_header h, check_batch_header(one, "appended batch"));
+  BROOK_ASSERT(h.size_bytes() == one.size() && h.compression() == compression_type::none,
+               "{}: a built batch of {} bytes whose header says {} bytes, codec {}", log_name, one.size(),
+               h.size_bytes(), compression_name(h.compression()));
+  BROOK_TRY(detail::check_batch_size(h, config, log_name));
+  const auto& times = b.timestamps();
+  BROOK_TRY(detail::check_producer_header(h, times, 0, config, now, log_name));
+  if (config.compacts() && b.first_null_key() >= 0) return detail::null_key_error(log_name, b.first_null_key(), 0);
+  const bool stamp_time = config.message_timestamp_type == timestamp_type::log_append_time;
+  validated_append out;
+  out.result.base_offset = log_end;
+  BROOK_TRY_ASSIGN(offset next, detail::place_producer_batch(one, h, times.max, log_end, now, stamp_time, log_name));
+  out.max_timestamp = stamp_time ? now : times.max;
+  out.result.records = static_cast<std::size_t>(h.records_count);
+  out.result.last_offset = next - 1;
+  out.result.bytes = one.size();
+  out.result.log_append_time = stamp_time ? now : -1;
   return out;
 }
 

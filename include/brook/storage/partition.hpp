@@ -45,6 +45,12 @@ class partition {
     if (r) advance_high_watermark(r->last_offset + 1);
     return r;
   }
+  /// The same for a batch built in this process (partition_log::append(const built_batch&)).
+  result<append_result> append(const built_batch& b) {
+    auto r = log_->append(b);
+    if (r) advance_high_watermark(r->last_offset + 1);
+    return r;
+  }
 
   /// Moves the high watermark forward (never back) and, when it moved, wakes waiting
   /// consumers. (A wake-up without a move would wake fetchers that wait on a shared

@@ -59,6 +59,7 @@
 #include <brook/core/notifier.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/built_batch.hpp>
 #include <brook/format/record_batch.hpp>
 #include <brook/storage/file.hpp>
 #include <brook/storage/log_checkpoints.hpp>
@@ -109,6 +110,13 @@ class partition_log {
   /// of the validator's instead (append_result::bytes counts what was written). Errors:
   /// those of validate_append, closed, invalid_request (read-only), OS errors.
   result<append_result> append(std::span<std::byte> batches, append_options ao = {});
+
+  /// Appends one batch record_batch_builder finished in this process, as a producer's:
+  /// validate_built_append checks the producer rules against what the builder knows, without
+  /// the CRC or the walk of the records; a batch the builder does not vouch for, or one the
+  /// topic's compression.type recompresses, takes append(b.bytes()). The same errors and the
+  /// same bytes written as append(b.bytes()).
+  result<append_result> append(const built_batch& b);
 
   /// fdatasyncs everything appended; the recovery point moves to the log end.
   result<void> flush();
@@ -220,6 +228,10 @@ class partition_log {
   // ------------------------------------------------------------------ appending
 
   /// Writes validated batches to the active segment, rolling first by segment.ms or size.
+  /// Writes what validate_append or validate_built_append passed (`batches`, or what the
+  /// validator rebuilt), moves the log end and flushes by flush.messages. Holds writer_mu_.
+  result<append_result> write_validated(std::span<const std::byte> batches, const validated_append& v,
+                                        timestamp_ms now);
   result<void> write_batches(std::span<const std::byte> batches, offset last, timestamp_ms max_ts, timestamp_ms now);
 
   result<void> flush_locked();

@@ -281,10 +281,15 @@ BROOK_DECL void producer::run_sender() {
 
 BROOK_DECL void producer::send_batch(std::unique_ptr<batch> owned) {
   batch* b = owned.release();
+  auto done = [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); };
+  if (codec_ == nullptr) {  // the log may trust what this process built (format/built_batch.hpp)
+    b->builder.finish();
+    return target_.produce_built(b->topic, b->pid, b->builder.built(), cfg_.acks, cfg_.request_timeout,
+                                 std::move(done));
+  }
   auto bytes = finish(b->builder);
-  if (!bytes) return complete(std::unique_ptr<batch>(b), bytes.error());
-  target_.produce(b->topic, b->pid, *bytes, cfg_.acks, cfg_.request_timeout,
-                  [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); });
+  if (!bytes) return done(bytes.error());
+  target_.produce(b->topic, b->pid, *bytes, cfg_.acks, cfg_.request_timeout, std::move(done));
 }
 
 BROOK_DECL result<std::span<std::byte>> producer::finish(record_batch_builder& builder) const {

@@ -25,7 +25,22 @@ BROOK_DECL result<append_result> partition_log::append(std::span<std::byte> batc
   if (batches.empty()) return make_error(errc::invalid_record, "{}: empty append", dir_.string());
   const timestamp_ms now = config_.clock->now_ms();
   BROOK_TRY_ASSIGN(validated_append v, validate_append(batches, ao, config_, log_end_offset(), now, dir_.string()));
-  const std::span<const std::byte> bytes = v.rebuilt.empty() ? std::span<const std::byte>(batches) : v.rebuilt;
+  return write_validated(batches, v, now);
+}
+
+BROOK_DECL result<append_result> partition_log::append(const built_batch& b) {
+  std::lock_guard wl(writer_mu_);
+  BROOK_TRY(check_writable());
+  const timestamp_ms now = config_.clock->now_ms();
+  auto v = can_append_built(b, config_) ? validate_built_append(b, config_, log_end_offset(), now, dir_.string())
+                                        : validate_append(b.bytes(), {}, config_, log_end_offset(), now, dir_.string());
+  if (!v) return v.error();
+  return write_validated(b.bytes(), *v, now);
+}
+
+BROOK_DECL result<append_result> partition_log::write_validated(std::span<const std::byte> batches,
+                                                                const validated_append& v, timestamp_ms now) {
+  const std::span<const std::byte> bytes = v.rebuilt.empty() ? batches : std::span<const std::byte>(v.rebuilt);
   BROOK_TRY(write_batches(bytes, v.result.last_offset, v.max_timestamp, now));
   log_end_.store((v.result.last_offset + 1).value(), std::memory_order_release);
   notify_waiters();
