@@ -155,18 +155,19 @@ class log_slice {
   // batch's cache lines (sized like this one), which are then in the cache for the CRC.
   struct read_ahead {
     static constexpr std::size_t line = 64;
-    const std::byte* p;
-    const std::byte* end;
+    const std::byte* base;   // the slice
+    std::size_t at;          // the next byte to ask for (may pass `end` by less than a line)
+    std::size_t end;         // asks stay below this: the next batch's guessed end, or the slice's
     std::size_t per_record;  // bytes asked for after each record, a whole number of lines
 
     read_ahead(std::span<const std::byte> b, std::size_t from, std::size_t bytes, std::int32_t records) noexcept
-        : p(b.data() + std::min(from, b.size())), end(b.data() + std::min(from + bytes, b.size())) {
+        : base(b.data()), at(from), end(std::min(from + bytes, b.size())) {
       const std::size_t per = bytes / static_cast<std::size_t>(std::max(records, 1)) + line;
       per_record = per - per % line;
     }
     void step() noexcept {
-      const std::byte* stop = p + std::min<std::size_t>(per_record, static_cast<std::size_t>(end - p));
-      for (; p < stop; p += line) __builtin_prefetch(p);
+      for (const std::size_t stop = std::min(at + per_record, end); at < stop; at += line)
+        __builtin_prefetch(base + at);
     }
   };
 
