@@ -10,10 +10,10 @@
 //   log.append(built);                      // validates the facts, not the records
 //
 // Only a builder makes one. It describes the builder's last uncompressed batch and is valid
-// until the builder's next append, reset or destruction. A builder hands out an untrusted
-// one (trusted() false) when walking the records could tell something the builder cannot
-// vouch for: a timestamp delta that wrapped (the walk calls it corrupt) or a record whose
-// length does not fit its varint; a log validates such a batch as it validates any bytes.
+// until the builder's next append, finish, reset or destruction. A builder hands out an
+// untrusted one (trusted() false) when walking the records could tell something the builder
+// cannot vouch for: a timestamp delta that wrapped (the walk calls it corrupt) or a record
+// whose length does not fit its int32 varint; a log validates such a batch as it does bytes.
 //
 // Thread-safety: immutable; the bytes it names are the builder's (one thread's).
 #pragma once

@@ -227,9 +227,9 @@ class partition_log {
 
   // ------------------------------------------------------------------ appending
 
-  /// Writes validated batches to the active segment, rolling first by segment.ms or size.
-  /// Writes what validate_append or validate_built_append passed (`batches`, or what the
-  /// validator rebuilt), moves the log end and flushes by flush.messages. Holds writer_mu_.
+  /// write_validated: writes what validate_append or validate_built_append passed (`batches`, or what
+  /// the validator rebuilt), moves the log end, flushes by flush.messages; REQUIRES writer_mu_ held.
+  /// Below it, write_batches: writes validated batches to the active segment, rolling first if due.
   result<append_result> write_validated(std::span<const std::byte> batches, const validated_append& v,
                                         timestamp_ms now);
   result<void> write_batches(std::span<const std::byte> batches, offset last, timestamp_ms max_ts, timestamp_ms now);
