@@ -23,6 +23,8 @@
 //   cpu_ns_per_rec                 CPU time of the whole process (every thread) per record
 //   prod_cpu_ns cons_cpu_ns        CPU time per record of the producer and consumer threads
 //   rest_cpu_ns                    the rest: brook's sender thread (and the harness)
+//   recs_per_batch                 records per batch in the log (BM_PubSub1P1C): how many
+//                                  records each append carried, counted outside the timed part
 //
 // Times are wall clock, measured by hand from the start of sending to the last record
 // consumed (UseManualTime): the work is spread over several threads, so one thread's CPU
@@ -206,6 +208,23 @@ class fresh_topic {
   std::unique_ptr<data_dir> dd_;
 };
 
+/// The batches in every partition of the topic (how many records each append carried).
+std::int64_t batches_in(data_dir& dd) {
+  std::int64_t total = 0;
+  auto n = dd.partition_count(topic);
+  for (std::int32_t p = 0; n && p < *n; ++p) {
+    auto part = dd.get_partition(topic, partition_id(p));
+    for (offset o{0}; part && o < (*part)->high_watermark();) {
+      auto s = (*part)->read(o);
+      if (!s || s->empty()) break;
+      if (auto k = s->for_each_batch([](const record_batch_view&) {}, batch_check{false, false}))
+        total += static_cast<std::int64_t>(*k);
+      o = s->next_offset();
+    }
+  }
+  return total;
+}
+
 // ------------------------------------------------------------------ persisted pub/sub
 
 void BM_PubSub1P1C(benchmark::State& state) {
@@ -214,6 +233,7 @@ void BM_PubSub1P1C(benchmark::State& state) {
   latencies e2e, ack;
   e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
   cpu_split cpu;
+  std::int64_t batches = 0;
   for (auto _ : state) {
     fresh_topic t(1);
     consumer_config cc;
@@ -284,6 +304,7 @@ void BM_PubSub1P1C(benchmark::State& state) {
     if (acks_ctx.errors != 0) error = "send failed";
     if (error) return state.SkipWithError(error);
     (void)prod.close();
+    batches += batches_in(*t);
     // Acknowledgement latency (paced runs only: the clock reading costs the sender thread
     // ~40 ns per record here): read the send times back from the log, by offset.
     auto part = (*t).get_partition(topic, partition_id(0));
@@ -301,6 +322,8 @@ void BM_PubSub1P1C(benchmark::State& state) {
   e2e.report(state, "");
   ack.report(state, "ack_");
   cpu.report(state, state.iterations() * n);
+  if (batches > 0)
+    state.counters["recs_per_batch"] = static_cast<double>(state.iterations() * n) / static_cast<double>(batches);
 }
 BENCHMARK(BM_PubSub1P1C)
     ->ArgName("rate")
