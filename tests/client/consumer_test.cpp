@@ -290,6 +290,44 @@ TEST_CASE("long poll: fetch.min.bytes waits for data, wakeup interrupts", "[clie
   }
 }
 
+TEST_CASE("poll_spin: a watching poll still wakes for records and wakeup, and keeps its deadlines",
+          "[client][consumer]") {
+  fixture f(1);
+  consumer_config cc = earliest();
+  cc.fetch_max_wait = 60s;
+  cc.poll_spin = 50ms;
+  consumer c(*f.dd, cc);
+  REQUIRE(c.assign({tp(0)}));
+  SECTION("records appended while it watches, or after it went to sleep") {
+    for (auto delay : {0ms, 1ms, 120ms}) {
+      std::thread w([&] {
+        std::this_thread::sleep_for(delay);
+        f.fill(0, 1);
+      });
+      auto r = c.poll(60s);
+      w.join();
+      REQUIRE(r);
+      CHECK(r->size() == 1);
+    }
+  }
+  SECTION("wakeup while it watches") {
+    std::thread w([&] { c.wakeup(); });
+    auto r = c.poll(60s);
+    w.join();
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == errc::wakeup);
+  }
+  SECTION("a watch longer than the poll's timeout ends with the poll") {
+    consumer_config longer = cc;
+    longer.poll_spin = 3600s;
+    consumer c2(*f.dd, longer);
+    REQUIRE(c2.assign({tp(0)}));
+    auto r = c2.poll(5ms);  // would hold the test for an hour if the watch ignored it
+    REQUIRE(r);
+    CHECK(r->empty());
+  }
+}
+
 TEST_CASE("a damaged batch is corrupt_message from poll, with its file and byte", "[client][consumer]") {
   fixture f(1);
   f.fill(0, 5);

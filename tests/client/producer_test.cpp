@@ -353,3 +353,72 @@ TEST_CASE("flush() and close() from the producer's own callback fail instead of 
   REQUIRE(other.close());
   CHECK(read_partition(*dd, "t", 0).size() == 4);
 }
+
+TEST_CASE("append_in_caller: an idle send() appends in its caller, and callbacks still send", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  const auto me = std::this_thread::get_id();
+  struct seen {
+    std::atomic<int> calls{0};
+    std::thread::id thread{};
+    std::int64_t offset = -1;
+  };
+  auto note = [](seen& s) {
+    return [&s](const result<record_metadata>& md) {
+      s.thread = std::this_thread::get_id();
+      if (md) s.offset = md->offset.value();
+      s.calls.fetch_add(1, std::memory_order_release);
+    };
+  };
+
+  SECTION("linger.ms 0: the first send() appends and completes before it returns") {
+    producer_config pc;
+    pc.linger = std::chrono::milliseconds(0);
+    pc.append_in_caller = true;
+    producer p(*dd, pc);
+    seen first;
+    p.send(producer_record{"t", std::nullopt, "k", "a", {}, std::nullopt}, note(first));
+    CHECK(first.calls.load(std::memory_order_acquire) == 1);  // already, without flush()
+    CHECK(first.thread == me);
+    CHECK(first.offset == 0);
+    // A send from a callback goes to the sender thread: no send() runs inside another's callback.
+    static thread_local int depth = 0;
+    seen nested;
+    int nested_depth = -1;
+    p.send(producer_record{"t", std::nullopt, "k", "b", {}, std::nullopt}, [&](const result<record_metadata>& md) {
+      REQUIRE(md);
+      ++depth;
+      p.send(producer_record{"t", std::nullopt, "k", "c", {}, std::nullopt}, [&](const result<record_metadata>& inner) {
+        nested_depth = depth;
+        note(nested)(inner);
+      });
+      --depth;
+    });
+    REQUIRE(p.flush());
+    CHECK(nested.calls == 1);
+    CHECK(nested_depth == 0);
+    CHECK(nested.offset == 2);
+    REQUIRE(p.close());
+    auto recs = read_partition(*dd, "t", 0);
+    REQUIRE(recs.size() == 3);
+    CHECK(recs[0].value == "a");
+    CHECK(recs[1].value == "b");
+    CHECK(recs[2].value == "c");
+  }
+  SECTION("append_in_caller false (the default), or linger.ms above 0: the sender thread appends") {
+    producer_config pc;
+    pc.linger = std::chrono::milliseconds(0);
+    producer_config lingering;
+    lingering.linger = std::chrono::milliseconds(1);
+    lingering.append_in_caller = true;
+    for (const auto& cfg : {pc, lingering}) {
+      producer p(*dd, cfg);
+      seen s;
+      p.send(producer_record{"t", std::nullopt, "k", "v", {}, std::nullopt}, note(s));
+      REQUIRE(p.flush());
+      CHECK(s.calls == 1);
+      CHECK(s.thread != me);
+      REQUIRE(p.close());
+    }
+  }
+}

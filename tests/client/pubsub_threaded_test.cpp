@@ -254,7 +254,8 @@ struct pubsub_params {
   std::int32_t partitions;
   int threads;
   int consumers;
-  int mode;  // 0: a producer per thread, 1: one producer for all, 2: two producers shared
+  int mode;             // 0: a producer per thread, 1: one producer for all, 2: two producers shared
+  int pause_every = 0;  // > 0: each sending thread sleeps briefly after this many records
   std::vector<std::int64_t> per_thread;
   producer_config pcfg;
   std::vector<consumer_config> ccfg;
@@ -271,9 +272,9 @@ struct pubsub_params {
           c.fetch_max_wait.count());
     return fmt::format(
         "{} partitions, {} sending threads ({}), {} consumers, {} records, batch.size {}, linger.ms {}, "
-        "buffer.memory {}, acks {}{}",
+        "buffer.memory {}, acks {}, append_in_caller {}, pause every {}{}",
         partitions, threads, modes[mode], consumers, total, pcfg.batch_size, pcfg.linger.count(), pcfg.buffer_memory,
-        static_cast<int>(pcfg.acks), cs);
+        static_cast<int>(pcfg.acks), pcfg.append_in_caller, pause_every, cs);
   }
 };
 
@@ -294,6 +295,11 @@ pubsub_params make_pubsub_params(std::uint64_t seed) {
   p.pcfg.linger = std::chrono::milliseconds(pick(0, 3));
   p.pcfg.buffer_memory = pick(0, 3) == 0 ? 16 * 1024 : 32 * 1024 * 1024;  // sometimes back-pressure
   p.pcfg.acks = pick(0, 1) == 0 ? acks_mode::all : acks_mode::leader;
+  // With linger.ms 0, a send() that finds the producer idle appends in its caller; pauses
+  // between sends make the producer idle, so both paths (and switches between them) run.
+  p.pcfg.append_in_caller = pick(0, 3) != 0;
+  static const int pauses[] = {0, 4, 16, 64};
+  p.pause_every = pauses[pick(0, 3)];
   for (int c = 0; c < p.consumers; ++c) {
     consumer_config cc;
     cc.auto_offset_reset = offset_reset::earliest;
@@ -475,6 +481,8 @@ void run_pubsub(std::uint64_t seed) {
           slot->calls.fetch_add(1, std::memory_order_acq_rel);
         });
         if (s % 997 == 996 && rng() % 4 == 0) std::this_thread::yield();
+        if (prm.pause_every > 0 && s % prm.pause_every == prm.pause_every - 1)
+          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 40));
       }
       if (flush_at_end) {
         // flush() returns only once everything this thread sent has completed.

@@ -9,7 +9,8 @@
 // Long poll: poll() returns as soon as fetch.min.bytes are available, otherwise it waits
 // (on a condition variable, woken by appends: no polling, no sleeps) until fetch.max.wait.ms
 // has passed with some data, or the poll timeout, or wakeup() from another thread (then
-// it fails with errc::wakeup).
+// it fails with errc::wakeup). A host that asks (consumer_config::poll_spin) has it watch
+// for a bounded time without sleeping first.
 //
 // Positions move only with the records a poll returns: a poll that fails puts back any
 // records it had fetched. A partition without a position takes one from auto.offset.reset (earliest:
@@ -81,6 +82,12 @@ struct consumer_config {
   /// brook's own bound against decompression bombs (Kafka's consumers have none); default
   /// 128 MiB.
   std::size_t max_decompressed_batch_bytes = default_max_decompressed_batch_bytes;
+  /// brook only: before a poll() sleeps for records, it watches for them this long without
+  /// sleeping (a CPU pause between looks, the clock read every 64 looks), never past the
+  /// poll's own deadlines. For hosts that trade a core's time for latency: a wake-up from
+  /// sleep can cost tens of microseconds. It holds a core while it lasts, which a producer
+  /// on the same cores then lacks. Default 0: sleep at once.
+  std::chrono::microseconds poll_spin{0};
 };
 
 class consumer {
@@ -172,7 +179,9 @@ class consumer {
       if (now >= poll_deadline) return out;
       if (!out.empty() && now >= fetch_deadline) return out;
       if (out.empty() && now >= fetch_deadline) fetch_deadline = now + cfg_.fetch_max_wait;  // a new long poll
-      src_.notifier().wait(seen, std::min(poll_deadline, fetch_deadline));
+      const auto until = std::min(poll_deadline, fetch_deadline);
+      if (cfg_.poll_spin.count() > 0 && watch(seen, std::min(until, now + cfg_.poll_spin))) continue;
+      src_.notifier().wait(seen, until);
     }
   }
 
@@ -217,6 +226,10 @@ class consumer {
 
   /// One pass over the assigned partitions, adding what is available to `out`.
   result<void> fetch_into(consumer_records& out, std::size_t& bytes);
+
+  /// Watches the source's notifier without sleeping until it moves past `seen` (true) or
+  /// `end` passes (false): consumer_config::poll_spin.
+  bool watch(std::uint64_t seen, std::chrono::steady_clock::time_point end) const;
 
   std::unique_ptr<fetch_source> owned_source_;  // set when constructed from a data_dir
   fetch_source& src_;

@@ -52,6 +52,10 @@ class produce_target {
   /// The codecs a producer compresses with unless it names its own (a data directory's
   /// log_config::codecs). Null: `none` only.
   virtual std::shared_ptr<const compression_codecs> codecs() const { return nullptr; }
+  /// Whether produce() appends and calls `done` before it returns, on the caller's thread
+  /// (a log in this process): a producer may then append from the thread calling send()
+  /// (producer_config::append_in_caller). Default false.
+  virtual bool completes_in_caller() const noexcept { return false; }
 };
 
 /// A data directory as the target: appends complete at once.
@@ -66,6 +70,7 @@ class data_dir_target final : public produce_target {
     return anchor_->partition_count(topic);
   }
   timestamp_ms now_ms() const override { return clock_->now_ms(); }
+  bool completes_in_caller() const noexcept override { return true; }
   void produce(const std::string& topic, partition_id p, std::span<std::byte> batch, acks_mode,
                std::chrono::milliseconds, append_callback done) override {
     append_to(topic, p, batch, done);

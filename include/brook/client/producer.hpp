@@ -6,15 +6,34 @@
 //
 // A batch closes when the next record would take it past batch.size, when it has been
 // open for linger.ms, on flush(), or on close(). With linger.ms = 0 a batch closes as soon
-// as the sender thread is free, so records sent while it is busy still share batches. buffer.memory bounds the bytes
-// held in batches not yet appended; a send() that would exceed it blocks up to max.block.ms and then fails with
-// errc::timeout (while it waits, every open batch counts as ready, as in Kafka). A record larger than max.request.size
-// or buffer.memory fails with record_too_large without being queued.
+// as the sender thread is free, so records sent while it is busy still share batches.
+// buffer.memory bounds the bytes held in batches not yet appended; a send() that would
+// exceed it blocks up to max.block.ms and then fails with errc::timeout (while it waits,
+// every open batch counts as ready, as in Kafka). A record larger than max.request.size or
+// buffer.memory fails with record_too_large without being queued.
+//
+// Appending in the caller (brook's own; producer_config::append_in_caller, off by
+// default). With it, linger.ms = 0 and a data directory, a send() that finds the producer
+// idle appends itself instead of waking the sender thread (on a busy host a wake-up costs
+// more than a small append): it takes every closed and open batch, its own record's
+// included, and appends them in order before it returns, completing their callbacks on
+// its thread. One thread appends at a time, the sender or one send(), so batches keep
+// their order. Idle means nobody is appending and the caller has been idle between sends,
+// on average over its last several sends (a pause counting as one append at most), for at
+// least a quarter of what a batch costs to append (measured, also averaged): a steady
+// stream of spaced sends pays one append each and no wake-up, while a tight loop goes to
+// the sender thread, where records sent while it is busy share batches. A send() from a
+// send callback never appends in its caller (no recursion). Off by default because success
+// callbacks then run inside send(): a host turns it on when none of its callbacks takes a
+// lock its send() callers hold.
 //
 // Errors are never swallowed: every send() completes its callback or future exactly
 // once, with the record's metadata or the error. Callbacks never run while a producer lock
-// is held. With a data directory they run on the sender thread (errors found in send() on
-// the calling thread), and a callback may call send() again. With a cluster they run on the
+// is held. With a data directory they run on the sender thread, or on a thread calling
+// send(), inside it (errors found in send(), and appends in the caller, which may complete
+// other threads' records too): a callback must not take a lock a send() caller holds, and
+// must not throw (that terminates, on any thread). A callback may call send() again. With
+// a cluster they run on the
 // thread that completed the request (a fetcher thread, the cluster's control thread, the
 // thread calling cluster::step(), or the sender): such a callback must not block (no send()
 // that could wait for buffer.memory), since the thread it holds may be the one that would
@@ -37,6 +56,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -127,6 +147,11 @@ struct producer_config {
   int compression_lz4_level = 9;
   /// compression.zstd.level: ZSTD_minCLevel()..22. Default 3.
   int compression_zstd_level = 3;
+  /// brook only: lets an idle send() append the producer's batches itself when linger.ms
+  /// is 0 and the target completes in the caller (a data directory); see the header
+  /// comment. Default false: every batch goes through the sender thread, and success
+  /// callbacks never run inside send(), as in Kafka.
+  bool append_in_caller = false;
   /// The codecs `compression` is found in (compression/compression_codec.hpp). Left at `none`
   /// only, the producer takes its target's: a data directory's log_config::codecs. A codec
   /// not enabled, or a level out of its range, fails every send with the error
@@ -186,6 +211,7 @@ class producer {
     bool ok_ = true;
     brook::error err;
     std::optional<send_callback> error_cb;
+    std::vector<std::unique_ptr<batch>> in_caller;  ///< batches for send() to append itself
     explicit operator bool() const { return ok_; }
     const brook::error& error() const { return err; }
   };
@@ -206,6 +232,15 @@ class producer {
 
   std::unique_ptr<batch> new_batch_locked(const std::string& topic, partition_id pid);
 
+  /// Whether send(), at `now`, appends in its caller (see the header comment); if so, marks
+  /// the producer as appending. Notes `now` as the latest send's return.
+  bool append_in_caller_locked(std::chrono::steady_clock::time_point now);
+  /// Moves every closed and open batch, in order, into `work`.
+  void take_all_locked(std::vector<std::unique_ptr<batch>>& work);
+  /// Appends `work` on the calling thread, then lets the sender run again. noexcept: a
+  /// callback that throws terminates, as it does on the sender thread.
+  void append_here(std::vector<std::unique_ptr<batch>> work) noexcept;
+
   void close_batch_locked(std::unique_ptr<batch>& b);
 
   /// Wakes the sender if it is waiting (a busy sender looks at everything before it waits
@@ -219,6 +254,8 @@ class producer {
   /// Hands one batch to the target; its completion (now or later, on any thread) completes
   /// the records and releases the batch. Runs on the sender thread without the producer lock.
   void send_batch(std::unique_ptr<batch> owned);
+  /// send_batch() without noting what the batch cost (in_caller_cost_ns_).
+  void send_batch_now(std::unique_ptr<batch> owned);
   /// Finishes a batch, compressed with codec_ when there is one.
   result<std::span<std::byte>> finish(record_batch_builder& builder) const;
 
@@ -255,6 +292,14 @@ class producer {
   int done_waiters_ = 0;         // flush() calls waiting for completions
   bool closing_ = false;
   bool closed_ = false;
+  // Appending in the caller. One thread at a time appends, in batch order: the sender
+  // (sending_) or a send() (appending_); a send() appends only when neither does.
+  bool in_caller_ = false;                               // append_in_caller applies (start())
+  bool appending_ = false;                               // a send() is appending
+  bool sending_ = false;                                 // the sender thread is appending
+  std::chrono::steady_clock::time_point last_return_{};  // when the latest send() returned
+  std::int64_t idle_avg_ns_ = 0;                         // caller time between sends, averaged
+  std::atomic<std::int64_t> in_caller_cost_ns_{0};       // a batch's append, averaged
   std::thread sender_;
   // The producer whose send callbacks this thread is running now (nullptr: none), so that
   // flush(), close() and the destructor called from one fail instead of waiting for themselves.

@@ -113,6 +113,18 @@ BROOK_DECL void consumer::wakeup() {
   src_.notifier().notify();
 }
 
+BROOK_DECL bool consumer::watch(std::uint64_t seen, std::chrono::steady_clock::time_point end) const {
+  for (unsigned looks = 1;; ++looks) {
+    if (src_.notifier().sequence() != seen) return true;
+    if (looks % 64 == 0 && std::chrono::steady_clock::now() >= end) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();  // spin-wait hint: yields the core's pipeline to its sibling
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+}
+
 BROOK_DECL auto consumer::find(const topic_partition& tp) -> state* {
   auto it = parts_.find(tp);
   return it == parts_.end() ? nullptr : &it->second;

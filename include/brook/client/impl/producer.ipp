@@ -24,7 +24,10 @@ BROOK_DECL producer::~producer() {
 
 BROOK_DECL void producer::send(const producer_record& rec, send_callback cb) {
   auto e = enqueue(rec, std::move(cb));
-  if (!e) finish_now(e.error(), std::move(*e.error_cb));
+  if (!e)
+    finish_now(e.error(), std::move(*e.error_cb));
+  else if (!e.in_caller.empty())
+    append_here(std::move(e.in_caller));
 }
 
 BROOK_DECL std::future<result<record_metadata>> producer::send(const producer_record& rec) {
@@ -93,6 +96,7 @@ BROOK_DECL void producer::start() {
     else
       codec_ = *codec;
   }
+  in_caller_ = cfg_.append_in_caller && cfg_.linger.count() == 0 && target_.completes_in_caller();
   sender_ = std::thread([this] { run_sender(); });
 }
 
@@ -182,11 +186,11 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
       return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
                   std::move(cb));
   }
+  // Decided first: a caller about to append everything itself does not wake the sender.
+  const bool here = in_caller_ && append_in_caller_locked(std::chrono::steady_clock::now());
   auto& open = (*tc)->open[static_cast<std::size_t>(pid.value())];
   if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) close_batch_locked(open);
-  if (!open) {
-    open = new_batch_locked(rec.topic, pid);
-  }
+  if (!open) open = new_batch_locked(rec.topic, pid);
   open->builder.append(ts, rec.key, rec.value, rec.headers);
   open->records.push_back({std::move(cb), ts});
   open->reserved += need;
@@ -196,8 +200,46 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
     open->first_seq = enqueued_seq_;
     incomplete_.insert(enqueued_seq_);
   }
-  if (open->builder.size_bytes() >= cfg_.batch_size) close_batch_locked(open);
-  return {};
+  enqueue_result r;
+  if (here)
+    take_all_locked(r.in_caller);
+  else if (open->builder.size_bytes() >= cfg_.batch_size)
+    close_batch_locked(open);
+  return r;
+}
+
+BROOK_DECL bool producer::append_in_caller_locked(std::chrono::steady_clock::time_point now) {
+  const std::int64_t idle = std::max<std::int64_t>((now - last_return_) / std::chrono::nanoseconds(1), 0);
+  last_return_ = now;  // a send() that does not append returns about now
+  // Averages over the last several sends, so that one burst (or one slow append) does not
+  // send a steady stream to the sender thread, nor one pause a tight loop to the caller: a
+  // pause counts as one append's cost at most (a tight loop preempted once stays a loop).
+  const std::int64_t cost = in_caller_cost_ns_.load(std::memory_order_relaxed);
+  idle_avg_ns_ = (7 * idle_avg_ns_ + std::min(idle, cost)) / 8;
+  if (callback_owner_ != nullptr || appending_ || sending_ || 4 * idle_avg_ns_ < cost) return false;
+  appending_ = true;  // the sender now waits until append_here() is done
+  return true;
+}
+
+BROOK_DECL void producer::take_all_locked(std::vector<std::unique_ptr<batch>>& work) {
+  // Closed batches first: each was closed before its partition's open batch began.
+  for (auto& b : ready_) work.push_back(std::move(b));
+  ready_.clear();
+  for (auto& [_, tc] : topics_)
+    for (auto& b : tc.open)
+      if (b) work.push_back(std::move(b));
+  has_deadline_ = false;  // no open batch is left
+}
+
+BROOK_DECL void producer::append_here(std::vector<std::unique_ptr<batch>> work) noexcept {
+  // The target completes in the caller: when send_batch() returns, the callbacks have run.
+  for (auto& b : work) send_batch(std::move(b));
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lk(mu_);
+  appending_ = false;
+  last_return_ = std::max(last_return_, now);
+  // Batches other threads opened or closed meanwhile did not wake the sender.
+  if (!ready_.empty() || has_deadline_) wake_sender_locked();
 }
 
 BROOK_DECL bool producer::needs_new_batch_locked(const topic_cache& tc, partition_id pid, std::size_t rsize) const {
@@ -235,7 +277,7 @@ BROOK_DECL void producer::close_batch_locked(std::unique_ptr<batch>& b) {
 }
 
 BROOK_DECL void producer::wake_sender_locked() {
-  if (sender_waiting_) cv_.notify_one();
+  if (sender_waiting_ && !appending_) cv_.notify_one();
 }
 
 BROOK_DECL void producer::close_all_open_locked() {
@@ -261,25 +303,42 @@ BROOK_DECL void producer::run_sender() {
         }
       }
     }
-    if (ready_.empty()) {
-      if (closed_) return;
+    if (ready_.empty() || appending_) {
+      if (closed_ && ready_.empty()) return;
       sender_waiting_ = true;
-      if (has_deadline_)
+      if (has_deadline_ && !appending_)
         cv_.wait_until(lk, next_deadline_);
       else
-        cv_.wait(lk);
+        cv_.wait(lk);  // append_here() wakes it when it is done
       sender_waiting_ = false;
       continue;
     }
     std::deque<std::unique_ptr<batch>> work;
     work.swap(ready_);
+    sending_ = true;
     lk.unlock();
     for (auto& b : work) send_batch(std::move(b));
     lk.lock();
+    sending_ = false;
   }
 }
 
 BROOK_DECL void producer::send_batch(std::unique_ptr<batch> owned) {
+  // What a batch costs to append and complete, wherever it ran (so a slow first append
+  // does not keep later sends away from the caller for good): see append_in_caller_locked.
+  if (in_caller_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    send_batch_now(std::move(owned));  // the target completes in the caller
+    const std::int64_t took = (std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1);
+    // Two threads may update it at once (the sender and a caller); either update will do.
+    const std::int64_t avg = in_caller_cost_ns_.load(std::memory_order_relaxed);
+    in_caller_cost_ns_.store(avg == 0 ? took : (7 * avg + took) / 8, std::memory_order_relaxed);
+    return;
+  }
+  send_batch_now(std::move(owned));
+}
+
+BROOK_DECL void producer::send_batch_now(std::unique_ptr<batch> owned) {
   batch* b = owned.release();
   auto done = [this, b](const result<append_result>& r) { complete(std::unique_ptr<batch>(b), r); };
   if (codec_ == nullptr) {  // the log may trust what this process built (format/built_batch.hpp)
