@@ -2,10 +2,15 @@
 // process through a persisted topic, next to the same 100-byte payloads moved through
 // in-memory queues (the floor of any hand-off between two threads).
 //
-//   BM_PubSub1P1C/rate:R        producer thread -> 1-partition topic -> consumer thread.
+//   BM_PubSub1P1C/rate:R/in_caller:C/spin_us:S
+//                               producer thread -> 1-partition topic -> consumer thread.
 //                               producer: acks=1, linger.ms=0; consumer: fetch.min.bytes=1,
 //                               poll() in a loop. R = 0: as fast as possible; R = 100000:
-//                               paced at 100k records/s (the latency figure).
+//                               paced at 100k records/s (the latency figure). C: the
+//                               producer's append_in_caller (0, the default; 1: an idle
+//                               send() appends itself). S: the consumer's poll_spin in
+//                               microseconds (0, the default: it sleeps at once; 50: it
+//                               watches 50 us before sleeping).
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -229,6 +234,8 @@ std::int64_t batches_in(data_dir& dd) {
 
 void BM_PubSub1P1C(benchmark::State& state) {
   const std::int64_t rate = state.range(0);
+  const bool in_caller = state.range(1) != 0;
+  const std::int64_t spin_us = state.range(2);
   const std::int64_t n = rate == 0 ? pubsub_records : paced_records;
   latencies e2e, ack;
   e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
@@ -239,11 +246,13 @@ void BM_PubSub1P1C(benchmark::State& state) {
     consumer_config cc;
     cc.fetch_min_bytes = 1;
     cc.auto_offset_reset = offset_reset::earliest;
+    cc.poll_spin = std::chrono::microseconds(spin_us);
     consumer con(*t, cc);
     if (!con.assign({{topic, partition_id(0)}})) return state.SkipWithError("assign failed");
     producer_config pc;
     pc.acks = acks_mode::leader;
     pc.linger = std::chrono::milliseconds(0);
+    pc.append_in_caller = in_caller;
     producer prod(*t, pc);
     // What the send callbacks touch, behind one pointer so the callback fits in
     // std::function's small buffer (no allocation per record).
@@ -326,9 +335,13 @@ void BM_PubSub1P1C(benchmark::State& state) {
     state.counters["recs_per_batch"] = static_cast<double>(state.iterations() * n) / static_cast<double>(batches);
 }
 BENCHMARK(BM_PubSub1P1C)
-    ->ArgName("rate")
-    ->Arg(0)
-    ->Arg(100'000)
+    ->ArgNames({"rate", "in_caller", "spin_us"})
+    ->Args({0, 0, 0})
+    ->Args({100'000, 0, 0})
+    ->Args({0, 1, 0})
+    ->Args({100'000, 1, 0})
+    ->Args({0, 1, 50})
+    ->Args({100'000, 1, 50})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
