@@ -32,13 +32,13 @@
 // is held. With a data directory they run on the sender thread, or on a thread calling
 // send(), inside it (errors found in send(), and appends in the caller, which may complete
 // other threads' records too): a callback must not take a lock a send() caller holds, and
-// must not throw (that terminates, on any thread). A callback may call send() again. With
-// a cluster they run on the
-// thread that completed the request (a fetcher thread, the cluster's control thread, the
-// thread calling cluster::step(), or the sender): such a callback must not block (no send()
-// that could wait for buffer.memory), since the thread it holds may be the one that would
-// complete what it waits for. flush() and close() called from a callback of the same
-// producer fail with invalid_request rather than wait for themselves.
+// must not throw (that terminates, on any thread). A callback may call send() again.
+// With a cluster they run on the thread that completed the request (a fetcher thread,
+// the cluster's control thread, the thread calling cluster::step(), or the sender): such
+// a callback must not block (no send() that could wait for buffer.memory), since the
+// thread it holds may be the one that would complete what it waits for. flush() and
+// close() called from a callback of the same producer fail with invalid_request rather
+// than wait for themselves.
 //
 // Batches go to a produce_target (produce_target.hpp): a data directory (one replica:
 // acks=1 and acks=all complete after the append; acks=0 completes after the append too but
@@ -252,7 +252,7 @@ class producer {
   void run_sender();
 
   /// Hands one batch to the target; its completion (now or later, on any thread) completes
-  /// the records and releases the batch. Runs on the sender thread without the producer lock.
+  /// the records and releases the batch. Runs on the appending thread, without the lock.
   void send_batch(std::unique_ptr<batch> owned);
   /// send_batch() without noting what the batch cost (in_caller_cost_ns_).
   void send_batch_now(std::unique_ptr<batch> owned);
