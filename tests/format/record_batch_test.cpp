@@ -624,3 +624,29 @@ TEST_CASE("record batch: error messages name the place", "[format][record_batch]
   CHECK_THAT(r.error().message(), Catch::Contains("00000000000000000000.log at byte 4096"));
   CHECK_THAT(r.error().message(), Catch::Contains("CRC"));
 }
+
+// Found by brook_fuzz_record_batch (session 20): a batch at baseOffset INT64_MAX whose one
+// record claims offsetDelta 1. The header is valid (lastOffsetDelta 0); only the record walk
+// refuses the delta, so a view parsed without it must stop iterating, not overflow.
+TEST_CASE("record batch: unvalidated records at the top of the offset range stop the iterator",
+          "[format][record_batch]") {
+  brook::record_batch_builder b;
+  const std::string v = "v";
+  b.append(1000, brook::nullable_bytes(), brook::nullable_bytes(v), {});
+  const auto built = b.finish();
+  std::vector<std::byte> raw(built.begin(), built.end());
+  boost::endian::store_big_s64(reinterpret_cast<unsigned char*>(raw.data()), std::numeric_limits<std::int64_t>::max());
+  // Record 0: length, attributes, timestampDelta 0, then offsetDelta (zigzag 1 = 2).
+  const std::size_t delta_at = L::header_size + 3;
+  REQUIRE(raw[delta_at] == std::byte{0});
+  raw[delta_at] = std::byte{2};
+  REQUIRE_FALSE(brook::record_batch_view::parse(raw, brook::batch_check{false, true}));  // the walk refuses it
+  auto view = brook::record_batch_view::parse(raw, brook::batch_check{false, false});
+  REQUIRE(view);
+  std::size_t n = 0;
+  for (const auto& r : *view) {
+    CHECK(r.offset() >= view->base_offset());
+    ++n;
+  }
+  CHECK(n == 0);
+}

@@ -269,7 +269,9 @@ class record_batch_view {
       if (left_ <= 0) return;
       detail::record_fields f;
       next_ = detail::parse_record(p_, end_, f, /*check_headers=*/false);
-      if (next_ == nullptr) {  // unreachable for validated bytes; stop rather than misread
+      // Unreachable for validated bytes (a record's delta is at most lastOffsetDelta, and the
+      // header check bounds baseOffset + lastOffsetDelta); stop rather than misread or overflow.
+      if (next_ == nullptr || f.offset_delta > std::numeric_limits<std::int64_t>::max() - base_offset_.value()) {
         left_ = 0;
         return;
       }
