@@ -387,6 +387,9 @@ TEST_CASE("append_in_caller: an idle send() appends in its caller, and callbacks
     int nested_depth = -1;
     p.send(producer_record{"t", std::nullopt, "k", "b", {}, std::nullopt}, [&](const result<record_metadata>& md) {
       REQUIRE(md);
+      // Widens the window in which flush() below may already be waiting when b went to the
+      // sender thread: c is then sent after that flush() took its target.
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
       ++depth;
       p.send(producer_record{"t", std::nullopt, "k", "c", {}, std::nullopt}, [&](const result<record_metadata>& inner) {
         nested_depth = depth;
@@ -394,6 +397,10 @@ TEST_CASE("append_in_caller: an idle send() appends in its caller, and callbacks
       });
       --depth;
     });
+    // b may go to the sender thread (the idle rule is timing), and then c is sent after the
+    // first flush() began, which does not wait for it. b counts as complete only after its
+    // callback returned, so c was sent before the second flush().
+    REQUIRE(p.flush());
     REQUIRE(p.flush());
     CHECK(nested.calls == 1);
     CHECK(nested_depth == 0);
