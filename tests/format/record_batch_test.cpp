@@ -650,3 +650,88 @@ TEST_CASE("record batch: unvalidated records at the top of the offset range stop
   }
   CHECK(n == 0);
 }
+
+namespace {
+
+// Checks seek(o) against the iterator for every o from two below the batch to two above:
+// it lands on the first record at or after o, and the records from there are the rest.
+void check_seek_everywhere(const brook::record_batch_view& v) {
+  std::vector<std::int64_t> all;
+  for (const auto& r : v) all.push_back(r.offset().value());
+  const std::int64_t lo = v.base_offset().value() - 2, hi = v.last_offset().value() + 2;
+  for (std::int64_t o = std::max<std::int64_t>(lo, 0); o <= hi; ++o) {
+    INFO("seek to " << o);
+    const auto first = std::lower_bound(all.begin(), all.end(), o);
+    std::vector<std::int64_t> want(first, all.end()), got;
+    for (auto it = v.seek(brook::offset(o)); it != v.end(); ++it) got.push_back(it->offset().value());
+    REQUIRE(got == want);
+  }
+}
+
+// A batch of `n` records whose offsetDeltas are 3 * i (compaction's gaps), lastOffsetDelta
+// 3 * (n - 1) + 2. REQUIRES: every record's body under 64 bytes, n under 22 (one-byte varints).
+bytes gapped_batch(std::size_t n) {
+  std::vector<test_record> recs;
+  for (std::size_t i = 0; i < n; ++i) recs.push_back({7, std::nullopt, std::string(i % 5, 'x'), {}});
+  auto b = build_batch(recs, brook::offset{40});
+  std::size_t at = L::records;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto len = be_read(b, at, 1) / 2;
+    REQUIRE(be_read(b, at + 3, 1) == 2 * i);  // offsetDelta i, zigzag
+    be_write(b, at + 3, 1, 2 * 3 * i);
+    at += 1 + len;
+  }
+  REQUIRE(at == b.size());
+  be_write(b, L::last_offset_delta, 4, 3 * (n - 1) + 2);
+  restamp_crc(b);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("record batch: seek lands on the first record at or after an offset", "[format][record_batch]") {
+  SECTION("seeded batches that fill every offset (one- and multi-byte record lengths)") {
+    const auto seed = brook::test::property_seed(2);
+    INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 2: rerun with the same base)");
+    brook::test::record_gen g(seed);
+    for (int iter = 0; iter < 100; ++iter) {
+      INFO("iteration " << iter);
+      const auto b = build_batch(g.records(30), brook::offset{g.s(0, std::int64_t{1} << 50)});
+      std::unique_ptr<std::byte[]> keep;
+      auto v = parse_exact(b, keep);
+      REQUIRE(v.has_value());
+      check_seek_everywhere(*v);
+    }
+  }
+  SECTION("a compacted batch with gaps between offsets reads each offsetDelta") {
+    const auto b = gapped_batch(20);
+    std::unique_ptr<std::byte[]> keep;
+    auto v = parse_exact(b, keep);
+    REQUIRE(v.has_value());
+    REQUIRE(v->record_count() == 20);
+    check_seek_everywhere(*v);
+    CHECK(v->seek(brook::offset{41})->offset() == brook::offset{43});
+    CHECK(v->seek(brook::offset{40 + 57})->offset() == brook::offset{40 + 57});  // the last record
+    CHECK(v->seek(brook::offset{40 + 58}) == v->end());                          // in the gap after it
+  }
+  SECTION("unchecked records: a damaged length ends the seek, never read past") {
+    const auto b = build_batch({{1, std::nullopt, std::string("abc"), {}}, {1, std::nullopt, std::string("def"), {}}});
+    REQUIRE(be_read(b, L::records, 1) == 0x12);                       // record 0's body: 9 bytes
+    for (std::uint64_t len : {0x00ull, 0x01ull, 0x7eull, 0x80ull}) {  // 0, -1, 63 (past the end), dangling
+      INFO("length byte " << len);
+      auto t = b;
+      be_write(t, L::records, 1, len);
+      restamp_crc(t);
+      std::unique_ptr<std::byte[]> keep;
+      auto v = parse_exact(t, keep, brook::batch_check{true, false});
+      REQUIRE(v.has_value());
+      CHECK(v->seek(brook::offset{1}) == v->end());
+      auto compacted = t;
+      be_write(compacted, L::last_offset_delta, 4, 5);
+      restamp_crc(compacted);
+      auto w = parse_exact(compacted, keep, brook::batch_check{true, false});
+      REQUIRE(w.has_value());
+      CHECK(w->seek(brook::offset{1}) == w->end());
+    }
+  }
+}

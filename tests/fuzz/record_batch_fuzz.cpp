@@ -6,6 +6,7 @@
 // CRC, so mutated records reach the record walker; header only), then every record and header
 // of a successful parse is iterated and every byte it exposes is read, with invariants checked:
 // views stay inside the input, offsets rise within [baseOffset, lastOffset], counts match.
+// record_batch_view::seek is tried at offsets across each batch and must agree with the iterator.
 // The input is also scanned as a log (batch after batch) and fed to decode_varint/varlong.
 // Each parse is repeated with a batch_decompressor holding all four codecs and a 4 MiB limit,
 // so compressed batches (the corpus has one of each codec) are decompressed and their records
@@ -13,7 +14,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <vector>
 
 #include <brook/format/crc32c.hpp>
 #include <brook/format/record_batch.hpp>
@@ -37,6 +40,36 @@ void touch(std::span<const std::byte> in, const std::byte* p, std::size_t n) {
 /// Where a record's bytes must lie: the input, or a compressed batch's decompressed records.
 std::span<const std::byte> home(const brook::record_batch_view& v, std::span<const std::byte> in) {
   return v.compressed() ? v.records_bytes() : in;
+}
+
+/// record_batch_view::seek at up to 64 offsets spread over the batch (and either side): it
+/// stays inside the records; on checked records it lands where the iterator says it should.
+void seeks(const brook::record_batch_view& v, std::span<const std::byte> recs, brook::batch_check check) {
+  std::vector<std::int64_t> offs;
+  if (check.records)
+    for (const auto& r : v) offs.push_back(r.offset().value());
+  const std::int64_t lo = v.base_offset().value(), hi = v.last_offset().value();
+  std::vector<std::int64_t> at;
+  if (lo > 0) at.push_back(lo - 1);
+  const std::int64_t step = std::max<std::int64_t>(1, (hi - lo + 1) / 62);
+  for (std::int64_t o = lo;; o += step) {
+    at.push_back(o);
+    if (hi - o < step) break;  // the next would pass hi (or overflow)
+  }
+  if (hi < std::numeric_limits<std::int64_t>::max()) at.push_back(hi + 1);
+  for (const std::int64_t o : at) {
+    auto it = v.seek(brook::offset(o));
+    std::size_t n = 0;
+    for (; it != v.end() && n < 2; ++it, ++n) {
+      touch(recs, it->key().data(), it->key().size());
+      touch(recs, it->value().data(), it->value().size());
+      if (!check.records) continue;
+      const auto want = std::lower_bound(offs.begin(), offs.end(), o) + static_cast<std::ptrdiff_t>(n);
+      FUZZ_CHECK(want != offs.end() && *want == it->offset().value());
+    }
+    if (check.records && n < 2)  // ended early: only because the records did
+      FUZZ_CHECK(std::lower_bound(offs.begin(), offs.end(), o) + static_cast<std::ptrdiff_t>(n) == offs.end());
+  }
 }
 
 void walk(const brook::record_batch_view& v, std::span<const std::byte> in, brook::batch_check check) {
@@ -82,6 +115,7 @@ void walk(const brook::record_batch_view& v, std::span<const std::byte> in, broo
     }
   }
   if (check.records) FUZZ_CHECK(count == h.records_count);
+  seeks(v, recs, check);
 }
 
 void varints(std::span<const std::byte> in) {

@@ -128,6 +128,28 @@ BROOK_ALWAYS_INLINE const std::byte* parse_record(const std::byte* p, const std:
   return rend;
 }
 
+/// The end of the record starting at p, from its length alone: nullptr if the length is
+/// malformed, below 1 or runs past end. Nothing inside the record is read or checked.
+/// `body` receives where the record's body (after its length) starts.
+BROOK_ALWAYS_INLINE const std::byte* skip_record(const std::byte* p, const std::byte* end,
+                                                 const std::byte*& body) noexcept {
+  std::int32_t len = 0;
+  const std::size_t n = decode_varint(p, end, len);
+  if (n == 0 || len < 1 || end - p - static_cast<std::ptrdiff_t>(n) < len) return nullptr;
+  body = p + n;
+  return body + len;
+}
+
+/// The offsetDelta of the record whose body (after its length) is [p, rend): false if the
+/// fields before it are truncated or malformed.
+BROOK_ALWAYS_INLINE bool record_offset_delta(const std::byte* p, const std::byte* rend, std::int32_t& delta) noexcept {
+  ++p;  // attributes (the body holds at least this byte)
+  std::int64_t ts = 0;
+  std::size_t n = decode_varlong(p, rend, ts);
+  if (n == 0) return false;
+  return decode_varint(p + n, rend, delta) != 0;
+}
+
 }  // namespace detail
 
 /// The headers of one record, in on-disk order. Only made from validated bytes.

@@ -227,6 +227,39 @@ result<void> check_batch_codec(const batch_header& h, const Where& where_ = std:
   return make_error(errc::corrupt_message, "{}: unknown compression codec {}", detail::where_string(where_), comp);
 }
 
+namespace detail {
+/// From the first of a batch's records at p (`left` = recordsCount of them), the first record
+/// whose offsetDelta is at least `want`. It steps by record lengths: where the records fill
+/// every offset (recordsCount = lastOffsetDelta + 1, every batch but a compacted one) it
+/// counts them, otherwise it reads each one's offsetDelta. First it asks the memory for
+/// the lines up to where the record should be (the batch's bytes spread evenly over its
+/// offsets), so the walk's misses overlap instead of following each other. Returns that
+/// record's position with `left` the records from it on (end and 0 when none), or nullptr
+/// when a record before it is malformed. Never reads at or past end.
+inline const std::byte* seek_record(const batch_header& h, const std::byte* p, const std::byte* end, std::int64_t want,
+                                    std::int32_t& left) noexcept {
+  if (want <= 0) return p;
+  constexpr std::size_t line = 64;
+  const auto size = static_cast<std::uint64_t>(end - p), span = std::uint64_t{1} + std::uint64_t(h.last_offset_delta);
+  const std::uint64_t guess = std::min(size, size * (static_cast<std::uint64_t>(want) + 2) / span);
+  for (std::uint64_t at = line; at < guess; at += line) __builtin_prefetch(p + at);
+  const std::byte* body = nullptr;
+  if (std::int64_t{left} == std::int64_t{h.last_offset_delta} + 1) {
+    for (std::int64_t i = 0; i < want && left > 0; ++i, --left)
+      if ((p = skip_record(p, end, body)) == nullptr) return nullptr;
+    return p;
+  }
+  for (; left > 0; --left) {
+    const std::byte* next = skip_record(p, end, body);
+    std::int32_t delta = 0;
+    if (next == nullptr || !record_offset_delta(body, next, delta)) return nullptr;
+    if (delta >= want) break;
+    p = next;
+  }
+  return p;
+}
+}  // namespace detail
+
 /// A validated batch: a view over bytes it does not own. Valid as long as those bytes.
 class record_batch_view {
  public:
@@ -358,6 +391,21 @@ class record_batch_view {
     return iterator(header_, r.data(), r.data() + r.size(), header_.records_count);
   }
   iterator end() const { return iterator(header_, records_end_, records_end_, 0); }
+
+  /// The first record whose offset is at least `o`, or end(): detail::seek_record, a lookup
+  /// that steps by record lengths instead of decoding each record. On records that were not
+  /// checked (batch_check::records off) it trusts them as the iterator does: it never reads
+  /// past the bytes, and a malformed record before `o` gives end().
+  /// REQUIRES: records_readable().
+  iterator seek(brook::offset o) const {
+    const auto r = records_bytes();
+    if (o <= base_offset()) return begin();
+    if (o > last_offset()) return end();
+    std::int32_t left = header_.records_count;
+    const std::byte* p = detail::seek_record(header_, r.data(), r.data() + r.size(), o - base_offset(), left);
+    if (p == nullptr) return end();
+    return iterator(header_, p, r.data() + r.size(), left);
+  }
 
  private:
   record_batch_view(const batch_header& h, const std::byte* b, const std::byte* e, std::span<const std::byte> records,
