@@ -16,6 +16,12 @@
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
 //                               when empty, as brook's consumer does) and
 //                               boost::lockfree::spsc_queue (spins); 64 Ki slots each.
+//   BM_PubSub4P4C/in_caller:C    4 producer threads (a producer each) -> 8-partition topic ->
+//                               4 consumer threads (2 partitions assigned to each); producer
+//                               p's record i goes to partition i % 8. Throughput only.
+//   BM_QueueMesh4P4C/<queue>    its peer: 4 producer threads -> one moodycamel queue per
+//                               consumer (its 2 partitions' records) -> 4 consumer threads;
+//                               ConcurrentQueue (consumers spin) and BlockingConcurrentQueue.
 //   BM_ProduceKeyed/linger_ms:L keyed records (10,000 keys, murmur2) to an 8-partition topic,
 //                               send() in a loop then flush(); L = 0 and 5.
 //
@@ -50,6 +56,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -79,6 +86,15 @@ constexpr std::int64_t paced_records = 200'000;
 constexpr std::int64_t keyed_records = 500'000;
 constexpr std::int32_t keyed_partitions = 8;
 constexpr int keyed_keys = 10'000;
+/// The 4x4 runs: 4 producer threads, 4 consumer threads, 8 partitions (2 per consumer).
+constexpr std::int32_t mesh_producers = 4;
+constexpr std::int32_t mesh_consumers = 4;
+constexpr std::int32_t mesh_partitions = 8;
+/// Records per 4x4 run, over all producers: as many as a 1P1C run.
+constexpr std::int64_t mesh_records = pubsub_records;
+constexpr std::int64_t mesh_queue_records = queue_records;
+static_assert(mesh_records % (mesh_producers * mesh_partitions) == 0 &&
+              mesh_queue_records % (mesh_producers * mesh_partitions) == 0);
 /// Slots of the in-memory queues.
 constexpr std::size_t queue_slots = 64 * 1024;
 const std::string topic = "bench";
@@ -346,6 +362,117 @@ BENCHMARK(BM_PubSub1P1C)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+/// Producer p's record i goes to partition i % 8 and carries p at byte 16 of its value.
+/// Consumers check each (producer, partition) stream: producer p's records on partition k
+/// are its i = k, k + 8, k + 16, ... in that order.
+class stream_check {
+ public:
+  explicit stream_check(std::int32_t partitions) : parts_(partitions) {
+    next_.resize(static_cast<std::size_t>(mesh_producers * partitions));
+    for (std::int32_t p = 0; p < mesh_producers; ++p)
+      for (std::int32_t k = 0; k < partitions; ++k) next_[index(p, k)] = k;
+  }
+  /// False when the record is lost, duplicated or out of order in its stream.
+  bool take(std::int32_t partition, const std::byte* v) {
+    std::int32_t p;
+    std::memcpy(&p, v + 16, 4);
+    if (p < 0 || p >= mesh_producers || partition < 0 || partition >= parts_) return false;
+    auto& want = next_[index(p, partition)];
+    if (seq_of(v) != want) return false;
+    want += parts_;
+    return true;
+  }
+
+ private:
+  std::size_t index(std::int32_t p, std::int32_t k) const { return static_cast<std::size_t>(p * parts_ + k); }
+  std::int32_t parts_;
+  std::vector<std::int64_t> next_;
+};
+
+void stamp_producer(std::byte* v, std::int32_t p) { std::memcpy(v + 16, &p, 4); }
+
+void BM_PubSub4P4C(benchmark::State& state) {
+  const bool in_caller = state.range(0) != 0;
+  const std::int64_t per_producer = mesh_records / mesh_producers;
+  std::atomic<std::int64_t> errors{0};
+  for (auto _ : state) {
+    fresh_topic t(mesh_partitions);
+    std::vector<std::unique_ptr<consumer>> cons;
+    for (std::int32_t c = 0; c < mesh_consumers; ++c) {
+      consumer_config cc;
+      cc.fetch_min_bytes = 1;
+      cc.auto_offset_reset = offset_reset::earliest;
+      cons.push_back(std::make_unique<consumer>(*t, cc));
+      std::vector<topic_partition> mine;
+      for (std::int32_t k = c; k < mesh_partitions; k += mesh_consumers) mine.push_back({topic, partition_id(k)});
+      if (!cons.back()->assign(mine)) return state.SkipWithError("assign failed");
+    }
+    producer_config pc;
+    pc.acks = acks_mode::leader;
+    pc.linger = std::chrono::milliseconds(0);
+    pc.append_in_caller = in_caller;
+    std::vector<std::unique_ptr<producer>> prods;
+    for (std::int32_t p = 0; p < mesh_producers; ++p) prods.push_back(std::make_unique<producer>(*t, pc));
+    std::atomic<const char*> error{nullptr};
+    const std::int64_t t0 = now_ns();
+    std::vector<std::thread> threads;
+    for (std::int32_t p = 0; p < mesh_producers; ++p)
+      threads.emplace_back([&, p] {
+        message m = make_message();
+        stamp_producer(m.bytes.data(), p);
+        producer_record rec;
+        rec.topic = topic;
+        rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+        for (std::int64_t i = 0; i < per_producer; ++i) {
+          stamp(m.bytes.data(), i);
+          rec.partition = partition_id(static_cast<std::int32_t>(i % mesh_partitions));
+          prods[static_cast<std::size_t>(p)]->send(rec, [&errors](const result<record_metadata>& md) {
+            if (!md) ++errors;
+          });
+        }
+        (void)prods[static_cast<std::size_t>(p)]->flush();
+      });
+    std::atomic<std::int64_t> t1{0};
+    for (std::int32_t c = 0; c < mesh_consumers; ++c)
+      threads.emplace_back([&, c] {
+        consumer& con = *cons[static_cast<std::size_t>(c)];
+        stream_check check(mesh_partitions);
+        const std::int64_t want = mesh_records / mesh_consumers;
+        for (std::int64_t received = 0; received < want && error.load() == nullptr;) {
+          auto recs = con.poll(std::chrono::seconds(10));
+          if (!recs || recs->empty()) {
+            error = recs ? "no record for 10 s" : "poll failed";
+            break;
+          }
+          for (const auto& r : *recs) {
+            if (r.value().size() != sizeof(message) || !check.take(r.partition().value(), r.value().data())) {
+              error = "record lost, duplicated or out of order";
+              break;
+            }
+            ++received;
+          }
+        }
+        const std::int64_t done = now_ns();
+        for (std::int64_t seen = t1.load(); seen < done && !t1.compare_exchange_weak(seen, done);) {
+        }
+      });
+    for (auto& th : threads) th.join();
+    state.SetIterationTime(static_cast<double>(t1.load() - t0) * 1e-9);
+    if (errors != 0) error = "send failed";
+    if (error.load() != nullptr) return state.SkipWithError(error.load());
+    for (auto& p : prods) (void)p->close();
+  }
+  state.SetItemsProcessed(state.iterations() * mesh_records);
+  state.SetBytesProcessed(state.iterations() * mesh_records * static_cast<std::int64_t>(sizeof(message)));
+}
+BENCHMARK(BM_PubSub4P4C)
+    ->ArgName("in_caller")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 // ------------------------------------------------------------------ in-memory queue baselines
 
 /// Each queue behind the same two calls: push (spins while full) and pop_bulk (returns
@@ -453,6 +580,83 @@ BENCHMARK(BM_QueueBaseline<boost_spsc>)
     ->ArgName("rate")
     ->Arg(0)
     ->Arg(100'000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// The 4x4 peer: one moodycamel queue per consumer, holding its two partitions' records
+/// (record i of a producer goes to partition i % 8, so to consumer (i % 8) % 4). A queue
+/// keeps each producer's order, so each (producer, partition) stream stays in order.
+template <bool Blocking>
+void BM_QueueMesh(benchmark::State& state) {
+  using queue =
+      std::conditional_t<Blocking, moodycamel::BlockingConcurrentQueue<message>, moodycamel::ConcurrentQueue<message>>;
+  const std::int64_t per_producer = mesh_queue_records / mesh_producers;
+  constexpr std::size_t max_poll = 500;  // as max.poll.records
+  for (auto _ : state) {
+    std::vector<std::unique_ptr<queue>> qs;
+    for (std::int32_t c = 0; c < mesh_consumers; ++c) qs.push_back(std::make_unique<queue>(queue_slots));
+    std::atomic<const char*> error{nullptr};
+    std::atomic<std::int64_t> t1{0};
+    const std::int64_t t0 = now_ns();
+    std::vector<std::thread> threads;
+    for (std::int32_t p = 0; p < mesh_producers; ++p)
+      threads.emplace_back([&, p] {
+        std::vector<std::unique_ptr<moodycamel::ProducerToken>> toks;
+        for (auto& q : qs) toks.push_back(std::make_unique<moodycamel::ProducerToken>(*q));
+        message m = make_message();
+        stamp_producer(m.bytes.data(), p);
+        for (std::int64_t i = 0; i < per_producer; ++i) {
+          stamp(m.bytes.data(), i);
+          const auto c = static_cast<std::size_t>((i % mesh_partitions) % mesh_consumers);
+          while (!qs[c]->try_enqueue(*toks[c], m)) {
+            if (error.load() != nullptr) return;  // a consumer stopped: nobody drains this queue
+            __builtin_ia32_pause();
+          }
+        }
+      });
+    for (std::int32_t c = 0; c < mesh_consumers; ++c)
+      threads.emplace_back([&, c] {
+        queue& q = *qs[static_cast<std::size_t>(c)];
+        moodycamel::ConsumerToken tok(q);
+        std::vector<message> got(max_poll);
+        stream_check check(mesh_partitions);
+        const std::int64_t want = mesh_queue_records / mesh_consumers;
+        for (std::int64_t received = 0; received < want && error.load() == nullptr;) {
+          std::size_t k;
+          if constexpr (Blocking) {
+            k = q.wait_dequeue_bulk_timed(tok, got.data(), max_poll, std::chrono::milliseconds(10));
+          } else {
+            k = q.try_dequeue_bulk(tok, got.data(), max_poll);
+            if (k == 0) __builtin_ia32_pause();
+          }
+          for (std::size_t j = 0; j < k; ++j) {
+            const std::byte* v = got[j].bytes.data();
+            if (!check.take(static_cast<std::int32_t>(seq_of(v) % mesh_partitions), v)) {
+              error = "record lost, duplicated or out of order";
+              break;
+            }
+            ++received;
+          }
+        }
+        const std::int64_t done = now_ns();
+        for (std::int64_t seen = t1.load(); seen < done && !t1.compare_exchange_weak(seen, done);) {
+        }
+      });
+    for (auto& th : threads) th.join();
+    state.SetIterationTime(static_cast<double>(t1.load() - t0) * 1e-9);
+    if (error.load() != nullptr) return state.SkipWithError(error.load());
+  }
+  state.SetItemsProcessed(state.iterations() * mesh_queue_records);
+  state.SetBytesProcessed(state.iterations() * mesh_queue_records * static_cast<std::int64_t>(sizeof(message)));
+}
+BENCHMARK(BM_QueueMesh<false>)
+    ->Name("BM_QueueMesh4P4C/moodycamel")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueueMesh<true>)
+    ->Name("BM_QueueMesh4P4C/moodycamel_blocking")
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

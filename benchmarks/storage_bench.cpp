@@ -308,11 +308,14 @@ BENCHMARK(BM_MemcpyFromLogMapping)->Name("BM_Memcpy/256MiB_from_log_mapping")->U
 /// span_MiB    offsets are drawn uniformly from the records in the last span_MiB of the
 ///             log: 256 = the whole log (DRAM- and TLB-bound), 8 = a tail that fits in L3
 ///             (consumers reading near the head).
+/// seek        0: iterate the batch's records to `o`; 1: record_batch_view::seek(o), which
+///             steps by record lengths.
 void BM_LogLookup(benchmark::State& state) {
   auto& f = the_scan_log();
   const batch_check check = state.range(0) ? batch_check{} : batch_check{.crc = false, .records = false};
   const std::int64_t start = f.log->log_start_offset().value(), end = f.log->log_end_offset().value();
   const auto span_bytes = static_cast<std::uint64_t>(state.range(1)) * 1024 * 1024;
+  const bool seek = state.range(2) != 0;
   const std::int64_t first = span_bytes >= f.bytes ? start
                                                    : end - static_cast<std::int64_t>(static_cast<double>(end - start) *
                                                                                      static_cast<double>(span_bytes) /
@@ -331,11 +334,19 @@ void BM_LogLookup(benchmark::State& state) {
     auto v = record_batch_view::parse(s->bytes(), check);
     if (failed(state, v)) return;
     bool found = false;
-    for (const record_view& rec : *v) {
-      if (rec.offset() == o) {
-        payload += rec.value().size();
+    if (seek) {
+      auto it = v->seek(o);
+      if (it != v->end() && it->offset() == o) {
+        payload += it->value().size();
         found = true;
-        break;
+      }
+    } else {
+      for (const record_view& rec : *v) {
+        if (rec.offset() == o) {
+          payload += rec.value().size();
+          found = true;
+          break;
+        }
       }
     }
     if (!found) {
@@ -346,6 +357,12 @@ void BM_LogLookup(benchmark::State& state) {
   benchmark::DoNotOptimize(payload);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_LogLookup)->ArgNames({"checked", "span_MiB"})->Args({0, 256})->Args({1, 256})->Args({0, 8});
+BENCHMARK(BM_LogLookup)
+    ->ArgNames({"checked", "span_MiB", "seek"})
+    ->Args({0, 256, 0})
+    ->Args({0, 256, 1})
+    ->Args({1, 256, 0})
+    ->Args({0, 8, 0})
+    ->Args({0, 8, 1});
 
 }  // namespace
