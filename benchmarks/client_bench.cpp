@@ -391,6 +391,13 @@ class stream_check {
 
 void stamp_producer(std::byte* v, std::int32_t p) { std::memcpy(v + 16, &p, 4); }
 
+/// Moves `last` up to now: the time the last of several consumer threads finished.
+void note_finish(std::atomic<std::int64_t>& last) {
+  const std::int64_t done = now_ns();
+  for (std::int64_t seen = last.load(); seen < done && !last.compare_exchange_weak(seen, done);) {
+  }
+}
+
 void BM_PubSub4P4C(benchmark::State& state) {
   const bool in_caller = state.range(0) != 0;
   const std::int64_t per_producer = mesh_records / mesh_producers;
@@ -452,9 +459,7 @@ void BM_PubSub4P4C(benchmark::State& state) {
             ++received;
           }
         }
-        const std::int64_t done = now_ns();
-        for (std::int64_t seen = t1.load(); seen < done && !t1.compare_exchange_weak(seen, done);) {
-        }
+        note_finish(t1);
       });
     for (auto& th : threads) th.join();
     state.SetIterationTime(static_cast<double>(t1.load() - t0) * 1e-9);
@@ -643,9 +648,7 @@ void BM_QueueMesh(benchmark::State& state) {
             ++received;
           }
         }
-        const std::int64_t done = now_ns();
-        for (std::int64_t seen = t1.load(); seen < done && !t1.compare_exchange_weak(seen, done);) {
-        }
+        note_finish(t1);
       });
     for (auto& th : threads) th.join();
     state.SetIterationTime(static_cast<double>(t1.load() - t0) * 1e-9);
