@@ -37,9 +37,28 @@ TEST_CASE("offset index lookup finds the greatest entry at or below the target",
   CHECK(idx.lookup(offset(1019)).position == file_pos(100));
   CHECK(idx.lookup(offset(1020)).position == file_pos(200));
   CHECK(idx.lookup(offset(99999)).position == file_pos(5000));
+  SECTION("lookup_with_next also names the entry after it, the first above the target") {
+    auto b = idx.lookup_with_next(offset(1005));
+    CHECK(b.at_or_below.position == file_pos(0));
+    REQUIRE(b.next);
+    CHECK(b.next->offset == offset(1010));
+    CHECK(b.next->position == file_pos(100));
+    b = idx.lookup_with_next(offset(1019));
+    CHECK(b.at_or_below.position == file_pos(100));
+    REQUIRE(b.next);
+    CHECK(b.next->position == file_pos(200));
+    b = idx.lookup_with_next(offset(1020));
+    CHECK(b.at_or_below.position == file_pos(200));
+    REQUIRE(b.next);
+    CHECK(b.next->position == file_pos(300));
+    CHECK_FALSE(idx.lookup_with_next(offset(1500)).next);  // the last entry
+    CHECK_FALSE(idx.lookup_with_next(offset(99999)).next);
+  }
   idx.truncate_to_position(file_pos(250));
   CHECK(idx.entries() == 2);
   CHECK(idx.lookup(offset(99999)).position == file_pos(200));
+  CHECK_FALSE(idx.lookup_with_next(offset(1020)).next);
+  CHECK(idx.lookup_with_next(offset(1019)).next->position == file_pos(200));
 }
 
 TEST_CASE("offset index sanity check rejects entries a log cannot have", "[storage][offset_index]") {

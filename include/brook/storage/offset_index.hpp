@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -61,10 +62,20 @@ class offset_index {
   }
 
   /// Greatest entry with offset <= target; {base, 0} when there is none.
-  entry lookup(brook::offset target) const noexcept {
-    std::size_t lo = file_.count_at_or_below(entries(), [&](std::size_t i) { return at(i).offset <= target; });
-    if (lo == 0) return {base_, file_pos(0)};
-    return at(lo - 1);
+  entry lookup(brook::offset target) const noexcept { return lookup_with_next(target).at_or_below; }
+
+  /// lookup(target), and the entry after it: the batch it names ends past target, so when
+  /// the index holds an entry per batch it is the batch holding target.
+  struct bracket {
+    entry at_or_below;
+    std::optional<entry> next;  ///< none when at_or_below is the last entry
+  };
+  bracket lookup_with_next(brook::offset target) const noexcept {
+    const std::size_t n = entries();
+    const std::size_t lo = file_.count_at_or_below(n, [&](std::size_t i) { return at(i).offset <= target; });
+    bracket b{lo == 0 ? entry{base_, file_pos(0)} : at(lo - 1), std::nullopt};
+    if (lo < n) b.next = at(lo);
+    return b;
   }
 
   /// Drops every entry whose position is >= pos (the log was cut there).

@@ -276,7 +276,12 @@ class segment {
   /// Position of the first batch whose last offset is >= target, scanning below `limit`
   /// (an end_pos() the caller loaded); nullopt if every batch ends before target.
   result<std::optional<file_pos>> find_position(offset target, file_pos limit) const {
-    offset_index::entry e = oindex_.lookup(target);
+    const auto [e, next] = oindex_.lookup_with_next(target);
+    // The batch holding target usually follows the hint's batch: with an index entry per
+    // batch it is the next entry's. Ask for its header now, so its miss overlaps the hint's
+    // instead of following it (a prefetch never faults, but stay inside the mapping anyway).
+    if (next && next->position.value() >= 0 && next->position < limit)
+      __builtin_prefetch(bytes(next->position, 0).data());
     file_pos pos = e.position;
     // The index is a hint: use it only if it points at a batch ending exactly at its offset.
     if (e.position != file_pos{0} || e.offset != base_) {
