@@ -356,6 +356,15 @@ class record_batch_view {
     /// The smallest timestamp other than -1; meaningful when `any`.
     timestamp_ms min = no_timestamp;
     timestamp_ms max = no_timestamp;  ///< the largest timestamp; -1 when none is set
+
+    /// Takes one record's timestamp into min, max and any.
+    void add(timestamp_ms ts) noexcept {
+      if (ts != no_timestamp) {
+        min = any ? std::min(min, ts) : ts;
+        any = true;
+      }
+      max = std::max(max, ts);
+    }
   };
   /// REQUIRES: parsed with batch_check::records.
   const record_timestamps& timestamps() const noexcept {
@@ -482,11 +491,7 @@ class record_batch_view {
       if (__builtin_add_overflow(h.base_timestamp, f.timestamp_delta, &ts))
         return make_error(errc::corrupt_message, "{}: record {} of batch at offset {} has a timestamp that overflows",
                           where(), i, h.base_offset);
-      if (ts != no_timestamp) {
-        times.min = times.any ? std::min(times.min, ts) : ts;
-        times.any = true;
-      }
-      times.max = std::max(times.max, ts);
+      times.add(ts);
       prev_delta = f.offset_delta;
       p = next;
     }

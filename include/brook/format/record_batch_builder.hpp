@@ -66,7 +66,6 @@ class record_batch_builder {
     size_ = batch_layout::header_size;
     count_ = 0;
     base_ts_ = 0;
-    max_ts_ = -1;
     times_ = {};
     times_.known = true;
     first_null_key_ = -1;
@@ -109,7 +108,7 @@ class record_batch_builder {
       p = put_bytes(p, h.value);
     }
     size_ = static_cast<std::size_t>(p - buf_.get());
-    max_ts_ = std::max(max_ts_, ts);
+    times_.add(ts);
     ++count_;
   }
 
@@ -127,9 +126,7 @@ class record_batch_builder {
   /// REQUIRES: the batch was finished uncompressed (finish(), or finish with codec none).
   built_batch built() noexcept {
     BROOK_ASSERT(finished_ && !packed_last_, "record_batch_builder::built without an uncompressed finish()");
-    record_batch_view::record_timestamps t = times_;
-    t.max = max_ts_;
-    return built_batch({buf_.get(), size_}, t, first_null_key_, trusted_);
+    return built_batch({buf_.get(), size_}, times_, first_null_key_, trusted_);
   }
 
   /// Finishes the batch with its records compressed by `codec` at `level` (Kafka's level;
@@ -155,17 +152,13 @@ class record_batch_builder {
   brook::offset base_offset() const noexcept { return base_offset_; }
 
  private:
-  /// Records what a walk of the records would find (built_batch): the timestamps as the
-  /// walk computes them, the first record without a key, and whether the record at
-  /// timestamp `ts` and of `body` bytes is one the walk would take as it was meant.
+  /// Records what a walk of the records would find (built_batch): the first record without
+  /// a key, and whether the record at timestamp `ts` and of `body` bytes is one the walk
+  /// would take as it was meant. (append() takes each timestamp into times_ once written.)
   void note(timestamp_ms ts, nullable_bytes key, std::size_t body) noexcept {
     timestamp_ms unused;
     if (count_ > 0 && __builtin_sub_overflow(ts, base_ts_, &unused)) trusted_ = false;  // the walk: overflow
     if (body > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) trusted_ = false;
-    if (ts != no_timestamp) {
-      times_.min = times_.any ? std::min(times_.min, ts) : ts;
-      times_.any = true;
-    }
     if (key.is_null() && first_null_key_ < 0) first_null_key_ = count_;
   }
 
@@ -183,7 +176,7 @@ class record_batch_builder {
     detail::store_be16(b + L::attributes, attrs);
     detail::store_be32(b + L::last_offset_delta, count_ - 1);
     detail::store_be64(b + L::base_timestamp, base_ts_);
-    detail::store_be64(b + L::max_timestamp, max_ts_);
+    detail::store_be64(b + L::max_timestamp, times_.max);
     detail::store_be64(b + L::producer_id, opts_.producer_id);
     detail::store_be16(b + L::producer_epoch, opts_.producer_epoch);
     detail::store_be32(b + L::base_sequence, opts_.base_sequence);
@@ -225,10 +218,9 @@ class record_batch_builder {
   brook::offset base_offset_{0};
   std::int32_t count_ = 0;
   timestamp_ms base_ts_ = 0;
-  timestamp_ms max_ts_ = -1;
   bool finished_ = false;
   bool packed_last_ = false;                    // the last finish compressed into packed_
-  record_batch_view::record_timestamps times_;  // known, any and min; max_ts_ is the max
+  record_batch_view::record_timestamps times_;  // of the records appended so far
   std::int32_t first_null_key_ = -1;
   bool trusted_ = true;
   std::vector<std::byte> packed_;  // the last compressed batch
