@@ -39,15 +39,12 @@ class partition {
   offset log_start_offset() const noexcept { return log_->log_start_offset(); }
   offset log_end_offset() const noexcept { return log_->log_end_offset(); }
 
-  /// Appends as the only replica: the high watermark moves to the new log end.
-  result<append_result> append(std::span<std::byte> batches, append_options ao = {}) {
-    auto r = log_->append(batches, ao);
-    if (r) advance_high_watermark(r->last_offset + 1);
-    return r;
-  }
-  /// The same for a batch built in this process (partition_log::append(const built_batch&)).
-  result<append_result> append(const built_batch& b) {
-    auto r = log_->append(b);
+  /// Appends as the only replica: the high watermark moves to the new log end. Takes what
+  /// partition_log::append takes: bytes (and append_options), or a built_batch made in
+  /// this process.
+  template <typename Batches, typename... Options>
+  result<append_result> append(Batches&& batches, Options&&... options) {
+    auto r = log_->append(std::forward<Batches>(batches), std::forward<Options>(options)...);
     if (r) advance_high_watermark(r->last_offset + 1);
     return r;
   }
