@@ -19,17 +19,17 @@ using namespace brook::test;
 
 namespace {
 
-std::uint32_t le32(const std::vector<std::byte>& b, std::size_t at) {
+std::uint32_t le32(const brook::byte_buffer& b, std::size_t at) {
   return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
          static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
 }
 
 // `n` zeros gzip-compressed by zlib directly, fed 1 MiB at a time (no n-byte buffer).
-std::vector<std::byte> gzip_zeros(std::size_t n) {
+brook::byte_buffer gzip_zeros(std::size_t n) {
   z_stream zs{};
   REQUIRE(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
   std::vector<Bytef> zeros(1 << 20);
-  std::vector<std::byte> out(1 << 20);
+  brook::byte_buffer out(1 << 20);
   std::size_t fed = 0, produced = 0;
   int rc = Z_OK;
   while (rc != Z_STREAM_END) {
@@ -50,13 +50,13 @@ std::vector<std::byte> gzip_zeros(std::size_t n) {
   return out;
 }
 
-void write_file(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
+void write_file(const std::filesystem::path& p, const brook::byte_buffer& bytes) {
   std::ofstream f(p, std::ios::binary);
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   REQUIRE(f.good());
 }
 
-std::vector<std::byte> read_file(const std::filesystem::path& p) {
+brook::byte_buffer read_file(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
   const std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   return to_bytes(s);
@@ -70,7 +70,7 @@ TEST_CASE("gzip has Kafka's levels", "[codecs][gzip]") {
   CHECK(gzip.default_level() == -1);
   for (int level : {-1, 1, 5, 9}) CHECK(gzip.valid_level(level));
   for (int level : {-2, 0, 10}) CHECK_FALSE(gzip.valid_level(level));
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   CHECK(gzip.compress(to_bytes("x"), 10, out) == brook::errc::invalid_config);
   CHECK(out.empty());
 }
@@ -82,13 +82,13 @@ TEST_CASE("gzip round trips at several levels", "[codecs][gzip]") {
 TEST_CASE("gzip writes one RFC 1952 member", "[codecs][gzip]") {
   const brook::codecs::gzip_codec gzip;
   const auto in = json_like(11, 5000);
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   REQUIRE(gzip.compress(in, -1, out));
   REQUIRE(out.size() > 18);
   // ID1 ID2 CM=8 (deflate) FLG=0 (no name, extra, comment, header CRC) MTIME=0.
-  const std::vector<std::byte> header(out.begin(), out.begin() + 8);
-  CHECK(header == std::vector<std::byte>{std::byte{0x1f}, std::byte{0x8b}, std::byte{8}, std::byte{0}, std::byte{0},
-                                         std::byte{0}, std::byte{0}, std::byte{0}});
+  const brook::byte_buffer header(out.begin(), out.begin() + 8);
+  CHECK(header == brook::byte_buffer{std::byte{0x1f}, std::byte{0x8b}, std::byte{8}, std::byte{0}, std::byte{0},
+                                     std::byte{0}, std::byte{0}, std::byte{0}});
   // The trailer: CRC-32 of the input, then its size mod 2^32, little-endian.
   const auto crc = crc32(0, reinterpret_cast<const Bytef*>(in.data()), static_cast<uInt>(in.size()));
   CHECK(le32(out, out.size() - 8) == crc);
@@ -98,10 +98,10 @@ TEST_CASE("gzip writes one RFC 1952 member", "[codecs][gzip]") {
 TEST_CASE("gzip reads concatenated members", "[codecs][gzip]") {
   const brook::codecs::gzip_codec gzip;
   const auto a = json_like(1, 3000), b = random_bytes(2, 500);
-  std::vector<std::byte> both;
+  brook::byte_buffer both;
   REQUIRE(gzip.compress(a, 1, both));
   REQUIRE(gzip.compress(b, 9, both));
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   REQUIRE(gzip.decompress(both, a.size() + b.size(), out));
   auto want = a;
   want.insert(want.end(), b.begin(), b.end());
@@ -113,7 +113,7 @@ TEST_CASE("gzip refuses hostile payloads", "[codecs][gzip]") {
   const brook::codecs::gzip_codec gzip;
   check_hostile_inputs(gzip);
   // A damaged CRC-32 in the trailer.
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   REQUIRE(gzip.compress(json_like(5, 1000), -1, out));
   out[out.size() - 6] ^= std::byte{0x01};
   check_refused(gzip, out, brook::errc::corrupt_message);
@@ -139,7 +139,7 @@ TEST_CASE("gzip agrees with Python's gzip module both ways", "[codecs][gzip]") {
   const brook::codecs::gzip_codec gzip;
   brook::test::temp_dir dir("brook-gzip");
   const auto plain = json_like(61, 300'000);
-  std::vector<std::byte> ours;
+  brook::byte_buffer ours;
   REQUIRE(gzip.compress(plain, 9, ours));
   write_file(dir.path() / "plain", plain);
   write_file(dir.path() / "ours.gz", ours);
@@ -150,7 +150,7 @@ TEST_CASE("gzip agrees with Python's gzip module both ways", "[codecs][gzip]") {
   const std::string command = "python3 -c \"" + script + "\" '" + dir.path().string() + "'";
   REQUIRE(std::system(command.c_str()) == 0);  // Python read brook's member
   const auto theirs = read_file(dir.path() / "theirs.gz");
-  std::vector<std::byte> back;
+  brook::byte_buffer back;
   REQUIRE(gzip.decompress(theirs, plain.size() + 4, back));
   auto want = plain;
   const auto tail = to_bytes("tail");

@@ -15,7 +15,7 @@ namespace {
 
 // XXH32 (seed 0) of a short input, written from the xxHash specification, to check the LZ4
 // frame's header checksum independently of liblz4.
-std::uint32_t xxh32_short(const std::vector<std::byte>& in) {
+std::uint32_t xxh32_short(const brook::byte_buffer& in) {
   constexpr std::uint32_t p1 = 2654435761u, p2 = 2246822519u, p3 = 3266489917u, p4 = 668265263u, p5 = 374761393u;
   REQUIRE(in.size() < 16);
   auto rotl = [](std::uint32_t x, int r) { return (x << r) | (x >> (32 - r)); };
@@ -36,17 +36,16 @@ std::uint32_t xxh32_short(const std::vector<std::byte>& in) {
 }
 
 // The header checksum byte of a frame descriptor (FLG up to, not including, HC).
-std::byte header_checksum(const std::vector<std::byte>& frame, std::size_t descriptor_size) {
+std::byte header_checksum(const brook::byte_buffer& frame, std::size_t descriptor_size) {
   return static_cast<std::byte>(
       (xxh32_short({frame.begin() + 4, frame.begin() + 4 + static_cast<long>(descriptor_size)}) >> 8) & 0xff);
 }
 
 // `in`, `repeat` times, as liblz4's streaming API writes it with `prefs`.
-std::vector<std::byte> lz4f_stream(const std::vector<std::byte>& in, const LZ4F_preferences_t& prefs,
-                                   std::size_t repeat = 1) {
+brook::byte_buffer lz4f_stream(const brook::byte_buffer& in, const LZ4F_preferences_t& prefs, std::size_t repeat = 1) {
   LZ4F_cctx* cctx = nullptr;
   REQUIRE_FALSE(LZ4F_isError(LZ4F_createCompressionContext(&cctx, LZ4F_VERSION)));
-  std::vector<std::byte> out(LZ4F_HEADER_SIZE_MAX);
+  brook::byte_buffer out(LZ4F_HEADER_SIZE_MAX);
   std::size_t at = LZ4F_compressBegin(cctx, out.data(), out.size(), &prefs);
   REQUIRE_FALSE(LZ4F_isError(at));
   for (std::size_t i = 0; i < repeat; ++i) {
@@ -75,7 +74,7 @@ TEST_CASE("lz4 has Kafka's levels", "[codecs][lz4]") {
   CHECK(brook::codecs::lz4_codec::liblz4_level(1) == 3);
   CHECK(brook::codecs::lz4_codec::liblz4_level(10) == 10);
   CHECK(brook::codecs::lz4_codec::liblz4_level(17) == 12);
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   CHECK(lz4.compress(to_bytes("x"), 0, out) == brook::errc::invalid_config);
 }
 
@@ -87,11 +86,11 @@ TEST_CASE("lz4 writes Kafka's frame", "[codecs][lz4]") {
   const brook::codecs::lz4_codec lz4;
   for (const int level : {9, 12}) {
     const auto in = json_like(21, 200'000);
-    std::vector<std::byte> out;
+    brook::byte_buffer out;
     REQUIRE(lz4.compress(in, level, out));
     REQUIRE(out.size() > 11);
-    CHECK(std::vector<std::byte>(out.begin(), out.begin() + 4) ==
-          std::vector<std::byte>{std::byte{0x04}, std::byte{0x22}, std::byte{0x4d}, std::byte{0x18}});
+    CHECK(brook::byte_buffer(out.begin(), out.begin() + 4) ==
+          brook::byte_buffer{std::byte{0x04}, std::byte{0x22}, std::byte{0x4d}, std::byte{0x18}});
     CHECK(out[4] == std::byte{0x60});  // version 1, independent blocks, no checksums, no content size
     CHECK(out[5] == std::byte{0x40});  // 64 KiB blocks
     CHECK(out[6] == header_checksum(out, 2));
@@ -123,7 +122,7 @@ TEST_CASE("lz4 reads kafkajs's frames: 4 MiB blocks and a content checksum", "[c
   REQUIRE(frame[5] == std::byte{0x70});
   REQUIRE((static_cast<unsigned>(frame[4]) & 0x04u) != 0);
   const brook::codecs::lz4_codec lz4;
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   REQUIRE(lz4.decompress(frame, in.size(), out));
   CHECK(out == in);
   SECTION("a wrong content checksum is corrupt") {
@@ -136,7 +135,7 @@ TEST_CASE("lz4 refuses hostile payloads", "[codecs][lz4]") {
   const brook::codecs::lz4_codec lz4;
   check_hostile_inputs(lz4);
   SECTION("a wrong header checksum") {
-    std::vector<std::byte> frame;
+    brook::byte_buffer frame;
     REQUIRE(lz4.compress(json_like(2, 1000), 9, frame));
     frame[6] ^= std::byte{0x01};
     check_refused(lz4, frame, brook::errc::corrupt_message);
@@ -155,7 +154,7 @@ TEST_CASE("lz4 refuses hostile payloads", "[codecs][lz4]") {
 TEST_CASE("lz4 stops a bomb at the limit", "[codecs][lz4]") {
   LZ4F_preferences_t prefs{};
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
-  const auto bomb = lz4f_stream(std::vector<std::byte>(1 << 20), prefs, 256);
+  const auto bomb = lz4f_stream(brook::byte_buffer(1 << 20, std::byte{0}), prefs, 256);
   CHECK(bomb.size() < 2 << 20);
   check_bomb(brook::codecs::lz4_codec{}, bomb);
 }

@@ -16,11 +16,11 @@ namespace {
 
 // `in` as libzstd's streaming API writes it without a pledged size (as Kafka's Java client
 // and Debian's librdkafka do): the frame carries no content size.
-std::vector<std::byte> stream_compress(const std::vector<std::byte>& in, std::size_t repeat = 1, int window_log = 0) {
+brook::byte_buffer stream_compress(const brook::byte_buffer& in, std::size_t repeat = 1, int window_log = 0) {
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
   if (window_log != 0) ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, window_log);
-  std::vector<std::byte> out(ZSTD_CStreamOutSize());
+  brook::byte_buffer out(ZSTD_CStreamOutSize());
   std::size_t produced = 0;
   // Every input goes in with e_continue (an e_end first call would pledge the size), then an
   // empty e_end ends the frame.
@@ -49,7 +49,7 @@ TEST_CASE("zstd has Kafka's levels", "[codecs][zstd]") {
   CHECK(zstd.default_level() == 3);
   for (int level : {ZSTD_minCLevel(), -5, 0, 1, 3, 19, 22}) CHECK(zstd.valid_level(level));
   for (int level : {ZSTD_minCLevel() - 1, 23}) CHECK_FALSE(zstd.valid_level(level));
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   CHECK(zstd.compress(to_bytes("x"), 23, out) == brook::errc::invalid_config);
 }
 
@@ -60,12 +60,12 @@ TEST_CASE("zstd round trips at several levels", "[codecs][zstd]") {
 TEST_CASE("zstd writes one frame", "[codecs][zstd]") {
   const brook::codecs::zstd_codec zstd;
   const auto in = json_like(4, 100'000);
-  std::vector<std::byte> out;
+  brook::byte_buffer out;
   REQUIRE(zstd.compress(in, 3, out));
   REQUIRE(out.size() > 4);
   // Magic number 0xFD2FB528, little-endian.
-  CHECK(std::vector<std::byte>(out.begin(), out.begin() + 4) ==
-        std::vector<std::byte>{std::byte{0x28}, std::byte{0xb5}, std::byte{0x2f}, std::byte{0xfd}});
+  CHECK(brook::byte_buffer(out.begin(), out.begin() + 4) ==
+        brook::byte_buffer{std::byte{0x28}, std::byte{0xb5}, std::byte{0x2f}, std::byte{0xfd}});
   CHECK(ZSTD_findFrameCompressedSize(out.data(), out.size()) == out.size());
   CHECK(ZSTD_getFrameContentSize(out.data(), out.size()) == in.size());
 }
@@ -76,7 +76,7 @@ TEST_CASE("zstd reads frames without a content size and several frames with skip
   SECTION("a streamed frame without a content size") {
     const auto frame = stream_compress(a);
     REQUIRE(ZSTD_getFrameContentSize(frame.data(), frame.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
-    std::vector<std::byte> out;
+    brook::byte_buffer out;
     REQUIRE(zstd.decompress(frame, a.size(), out));
     CHECK(out == a);
     CHECK(zstd.decompress(frame, a.size() - 1, out) == brook::errc::record_too_large);
@@ -84,7 +84,7 @@ TEST_CASE("zstd reads frames without a content size and several frames with skip
   SECTION("two frames and a skippable frame") {
     INFO("the second frame has no content size; the first has");
     const auto b = random_bytes(9, 1000);
-    std::vector<std::byte> payload;
+    brook::byte_buffer payload;
     REQUIRE(zstd.compress(a, 3, payload));
     // Skippable frame: magic 0x184D2A53 (0x184D2A50 + 3), size 5, then 5 bytes; all LE.
     auto skippable =
@@ -94,7 +94,7 @@ TEST_CASE("zstd reads frames without a content size and several frames with skip
     payload.insert(payload.end(), skippable.begin(), skippable.end());
     const auto second = stream_compress(b);
     payload.insert(payload.end(), second.begin(), second.end());
-    std::vector<std::byte> out;
+    brook::byte_buffer out;
     REQUIRE(zstd.decompress(payload, a.size() + b.size(), out));
     auto want = a;
     want.insert(want.end(), b.begin(), b.end());
@@ -106,14 +106,14 @@ TEST_CASE("zstd refuses hostile payloads", "[codecs][zstd]") {
   const brook::codecs::zstd_codec zstd;
   check_hostile_inputs(zstd);
   SECTION("a frame claiming a content size past the limit") {
-    std::vector<std::byte> frame;
+    brook::byte_buffer frame;
     REQUIRE(zstd.compress(json_like(1, 5000), 3, frame));
     check_refused(zstd, frame, brook::errc::record_too_large, 4999);
   }
   SECTION("a frame declaring a window past what the limit allows") {
     // Streamed without a content size and with a 128 MiB window, past 8 MiB.
     const auto frame = stream_compress(to_bytes("abc"), 1, 27);
-    std::vector<std::byte> out;
+    brook::byte_buffer out;
     CHECK(zstd.decompress(frame, 1 << 20, out) == brook::errc::corrupt_message);
     CHECK(zstd.decompress(frame, std::size_t{128} << 20, out));  // a 128 MiB limit accepts it
   }
@@ -121,7 +121,7 @@ TEST_CASE("zstd refuses hostile payloads", "[codecs][zstd]") {
 
 TEST_CASE("zstd stops a bomb at the limit", "[codecs][zstd]") {
   // 256 MiB of zeros in a streamed frame that claims no size.
-  const auto bomb = stream_compress(std::vector<std::byte>(1 << 20), 256);
+  const auto bomb = stream_compress(brook::byte_buffer(1 << 20, std::byte{0}), 256);
   REQUIRE(ZSTD_getFrameContentSize(bomb.data(), bomb.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
   CHECK(bomb.size() < 64 * 1024);
   check_bomb(brook::codecs::zstd_codec{}, bomb);
@@ -135,7 +135,7 @@ TEST_CASE("zstd is usable from several threads at once", "[codecs][zstd]") {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
         const auto in = json_like(t * 100 + static_cast<std::size_t>(i), 20'000);
-        std::vector<std::byte> c, d;
+        brook::byte_buffer c, d;
         if (zstd.compress(in, 1 + i % 5, c) && zstd.decompress(c, in.size(), d) && d == in) ++ok[t];
       }
     });

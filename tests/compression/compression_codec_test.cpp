@@ -11,8 +11,8 @@ using brook::compression_type;
 
 namespace {
 
-std::vector<std::byte> bytes_of(std::string_view s) {
-  std::vector<std::byte> out;
+brook::byte_buffer bytes_of(std::string_view s) {
+  brook::byte_buffer out;
   for (char c : s) out.push_back(static_cast<std::byte>(c));
   return out;
 }
@@ -24,12 +24,11 @@ class reversing_codec final : public brook::compression_codec {
   compression_type type() const noexcept override { return type_; }
   int default_level() const noexcept override { return 1; }
   bool valid_level(int level) const noexcept override { return level == 1; }
-  brook::result<void> compress(std::span<const std::byte> in, int, std::vector<std::byte>& out) const override {
+  brook::result<void> compress(std::span<const std::byte> in, int, brook::byte_buffer& out) const override {
     out.insert(out.end(), in.rbegin(), in.rend());
     return {};
   }
-  brook::result<void> decompress(std::span<const std::byte> in, std::size_t,
-                                 std::vector<std::byte>& out) const override {
+  brook::result<void> decompress(std::span<const std::byte> in, std::size_t, brook::byte_buffer& out) const override {
     out.insert(out.end(), in.rbegin(), in.rend());
     return {};
   }
@@ -90,13 +89,13 @@ TEST_CASE("the none codec copies within the limit", "[compression][compression_c
   CHECK(none.valid_level(0));
   CHECK_FALSE(none.valid_level(1));
   const auto in = bytes_of("kafka");
-  std::vector<std::byte> out = bytes_of("x");
+  brook::byte_buffer out = bytes_of("x");
   REQUIRE(none.compress(in, 0, out));
   CHECK(out == bytes_of("xkafka"));
   CHECK(none.compress(in, 3, out) == brook::errc::invalid_config);
   CHECK(out == bytes_of("xkafka"));
 
-  std::vector<std::byte> back;
+  brook::byte_buffer back;
   REQUIRE(none.decompress(in, 5, back));
   CHECK(back == in);
   auto r = none.decompress(in, 4, back);
@@ -112,7 +111,7 @@ TEST_CASE("a codec set is shared by threads that only read it", "[compression][c
     threads.emplace_back([&, i] {
       for (int n = 0; n < 1000; ++n) {
         auto c = codecs.get(compression_type::snappy);
-        std::vector<std::byte> out;
+        brook::byte_buffer out;
         if (c && (*c)->compress(bytes_of("ab"), 1, out) && out == bytes_of("ba")) ++ok[i];
       }
     });

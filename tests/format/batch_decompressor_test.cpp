@@ -53,10 +53,10 @@ const brook::compression_codec& codec_of(const brook::compression_codecs& cs, co
 
 // The records of `batch` compressed with `t` as one payload (what a writer puts after the header).
 bytes compress_records(const bytes& uncompressed, const brook::compression_codec& c) {
-  bytes out;
+  brook::byte_buffer out;
   REQUIRE(
       c.compress({uncompressed.data() + L::header_size, uncompressed.size() - L::header_size}, c.default_level(), out));
-  return out;
+  return bytes(out.begin(), out.end());
 }
 
 errc parse_error(const bytes& b, brook::batch_decompressor& d) {

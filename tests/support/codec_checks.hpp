@@ -15,26 +15,27 @@
 #include <vector>
 
 #include <brook/compression/compression_codec.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <support/seeds.hpp>
 
 namespace brook::test {
 
-inline std::vector<std::byte> to_bytes(std::string_view s) {
-  std::vector<std::byte> out(s.size());
+inline byte_buffer to_bytes(std::string_view s) {
+  byte_buffer out(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) out[i] = static_cast<std::byte>(s[i]);
   return out;
 }
 
 /// `n` bytes from a seeded generator: incompressible.
-inline std::vector<std::byte> random_bytes(std::uint64_t seed, std::size_t n) {
+inline byte_buffer random_bytes(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
-  std::vector<std::byte> out(n);
+  byte_buffer out(n);
   for (auto& b : out) b = static_cast<std::byte>(rng() & 0xff);
   return out;
 }
 
 /// About `n` bytes of JSON-like events with repeated keys, what Kafka batches often hold.
-inline std::vector<std::byte> json_like(std::uint64_t seed, std::size_t n) {
+inline byte_buffer json_like(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
   static constexpr std::string_view kinds[] = {"signup", "login", "purchase", "logout"};
   std::string s;
@@ -49,22 +50,21 @@ inline std::vector<std::byte> json_like(std::uint64_t seed, std::size_t n) {
 
 /// Compresses and decompresses `in` at `level`; the output is appended after a prefix that
 /// must survive, and decompression must give back exactly `in`.
-inline std::vector<std::byte> check_round_trip(const compression_codec& codec, const std::vector<std::byte>& in,
-                                               int level) {
-  std::vector<std::byte> compressed = to_bytes("prefix");
+inline byte_buffer check_round_trip(const compression_codec& codec, const byte_buffer& in, int level) {
+  byte_buffer compressed = to_bytes("prefix");
   auto c = codec.compress(in, level, compressed);
   REQUIRE(c);
   REQUIRE(compressed.size() >= 6);
-  CHECK(std::vector<std::byte>(compressed.begin(), compressed.begin() + 6) == to_bytes("prefix"));
+  CHECK(byte_buffer(compressed.begin(), compressed.begin() + 6) == to_bytes("prefix"));
   compressed.erase(compressed.begin(), compressed.begin() + 6);
-  std::vector<std::byte> back = to_bytes("xy");
+  byte_buffer back = to_bytes("xy");
   auto d = codec.decompress(compressed, in.size(), back);
   INFO("level " << level << ", " << in.size() << " bytes");
   REQUIRE(d);
   REQUIRE(back.size() == in.size() + 2);
   CHECK(std::equal(in.begin(), in.end(), back.begin() + 2));
   if (!in.empty()) {  // one byte less than the content is too much
-    std::vector<std::byte> capped;
+    byte_buffer capped;
     CHECK(codec.decompress(compressed, in.size() - 1, capped) == errc::record_too_large);
     CHECK(capped.empty());
   }
@@ -89,9 +89,9 @@ inline void check_round_trips(const compression_codec& codec, const std::vector<
 
 /// The decompression of `payload` must fail with `code`, leave `out` as it was, and name the
 /// codec in its message.
-inline void check_refused(const compression_codec& codec, const std::vector<std::byte>& payload, errc code,
+inline void check_refused(const compression_codec& codec, const byte_buffer& payload, errc code,
                           std::size_t max_bytes = 1 << 20) {
-  std::vector<std::byte> out = to_bytes("kept");
+  byte_buffer out = to_bytes("kept");
   auto r = codec.decompress(payload, max_bytes, out);
   REQUIRE_FALSE(r);
   INFO(r.error().to_string());
@@ -109,16 +109,16 @@ inline void check_hostile_inputs(const compression_codec& codec,
   check_refused(codec, to_bytes("this is not a compressed payload at all, just text"), errc::corrupt_message);
   check_refused(codec, random_bytes(7, 1000), errc::corrupt_message);
 
-  std::vector<std::byte> valid;
+  byte_buffer valid;
   REQUIRE(codec.compress(json_like(3, 2000), codec.default_level(), valid));
   for (std::size_t n = 0; n < valid.size(); ++n) {
     INFO("truncated to " << n << " of " << valid.size() << " bytes");
     if (std::find(complete_prefixes.begin(), complete_prefixes.end(), n) != complete_prefixes.end()) {
-      std::vector<std::byte> out;
-      CHECK(codec.decompress(std::vector<std::byte>(valid.begin(), valid.begin() + n), 1 << 20, out));
+      byte_buffer out;
+      CHECK(codec.decompress(byte_buffer(valid.begin(), valid.begin() + n), 1 << 20, out));
       continue;
     }
-    check_refused(codec, std::vector<std::byte>(valid.begin(), valid.begin() + n), errc::corrupt_message);
+    check_refused(codec, byte_buffer(valid.begin(), valid.begin() + n), errc::corrupt_message);
   }
   for (const std::string_view tail : {std::string_view("\0", 1), std::string_view("garbage after the payload")}) {
     auto with_tail = valid;
@@ -131,9 +131,9 @@ inline void check_hostile_inputs(const compression_codec& codec,
 
 /// A payload that decompresses to far more than 1 MiB is record_too_large with a 1 MiB
 /// limit, and the output never held more than the limit plus a window.
-inline void check_bomb(const compression_codec& codec, const std::vector<std::byte>& bomb) {
+inline void check_bomb(const compression_codec& codec, const byte_buffer& bomb) {
   constexpr std::size_t limit = 1 << 20;
-  std::vector<std::byte> out;
+  byte_buffer out;
   auto r = codec.decompress(bomb, limit, out);
   REQUIRE_FALSE(r);
   CHECK(r == errc::record_too_large);

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record.hpp>
 #include <brook/storage/log_slice.hpp>
@@ -91,7 +92,7 @@ class consumer_records {
 
   // Filled by the consumer.
   void keep(log_slice s) { slices_.push_back(std::move(s)); }
-  void keep(std::vector<std::byte> decompressed) { buffers_.push_back(std::move(decompressed)); }
+  void keep(byte_buffer decompressed) { buffers_.push_back(std::move(decompressed)); }
   const std::string* intern(const std::string& topic) {
     for (const auto& t : topics_)
       if (*t == topic) return t.get();
@@ -103,7 +104,7 @@ class consumer_records {
  private:
   std::vector<std::unique_ptr<std::string>> topics_;  // stable addresses for consumer_record::topic
   std::vector<log_slice> slices_;                     // keep the mapped bytes alive
-  std::vector<std::vector<std::byte>> buffers_;       // and compressed batches' records
+  std::vector<byte_buffer> buffers_;                  // and compressed batches' records
   std::vector<consumer_record> records_;
 };
 

@@ -41,7 +41,7 @@ class gzip_codec final : public compression_codec {
   int default_level() const noexcept override { return -1; }
   bool valid_level(int level) const noexcept override { return level == -1 || (level >= 1 && level <= 9); }
 
-  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+  result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return detail::bad_level("gzip", level, "1..9 (or -1, zlib's default 6)");
     z_stream zs{};
     // memLevel 8 and the default strategy are what librdkafka and the JDK use.
@@ -73,8 +73,7 @@ class gzip_codec final : public compression_codec {
     return {};
   }
 
-  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                          std::vector<std::byte>& out) const override {
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     if (in.empty()) return detail::corrupt("gzip", "empty");
     // One inflate stream per thread, reset before each use (inflateInit2 allocates its state
     // and window every time).

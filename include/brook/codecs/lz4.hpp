@@ -47,7 +47,7 @@ class lz4_codec final : public compression_codec {
   /// liblz4's frame level for Kafka's `level`: 0 (fast, acceleration 1) for 9, else HC 3..12.
   static int liblz4_level(int level) noexcept { return level == fast_level ? 0 : std::clamp(level, 3, 12); }
 
-  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+  result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return detail::bad_level("lz4", level, "1..17");
     LZ4F_preferences_t prefs{};
     prefs.frameInfo.blockSizeID = LZ4F_max64KB;
@@ -67,8 +67,7 @@ class lz4_codec final : public compression_codec {
     return {};
   }
 
-  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                          std::vector<std::byte>& out) const override {
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     if (in.empty()) return detail::corrupt("lz4", "empty");
     // One context per thread, reset before each use: creating one per call costs its buffers'
     // allocations every time.
@@ -91,7 +90,14 @@ class lz4_codec final : public compression_codec {
                         info.contentSize, max_bytes);
     }
     LZ4F_resetDecompressionContext(dctx.get());
-    detail::bounded_output sink(out, max_bytes, in.size(), info.contentSize);
+    // liblz4 decodes a block straight into the output only where a whole block fits, else
+    // into its own buffer and then copies. So a payload expected to fill 16 KiB or more (its
+    // content size, else 8 times its size) gets a whole 64 KiB block as its first window; the
+    // output does not zero-fill, so that costs no writes. Smaller ones get a window near
+    // their size: a consumer keeps each batch's buffer while its records are held.
+    const std::uint64_t expected = info.contentSize > 0 ? info.contentSize : std::uint64_t{in.size()} * 8;
+    detail::bounded_output sink(out, max_bytes, in.size(),
+                                expected >= 16 * 1024 ? detail::bounded_output::window_bytes : expected);
     auto r = decompress_frame(dctx.get(), in, sink);
     if (r) sink.keep();
     return r;

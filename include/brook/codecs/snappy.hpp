@@ -53,7 +53,7 @@ class snappy_codec final : public compression_codec {
   int default_level() const noexcept override { return 0; }
   bool valid_level(int level) const noexcept override { return level == 0; }
 
-  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+  result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return detail::bad_level("snappy", level, "0 (snappy has no level)");
     const std::size_t start = out.size();
     const std::size_t blocks = (in.size() + xerial_block_size - 1) / xerial_block_size;
@@ -75,8 +75,7 @@ class snappy_codec final : public compression_codec {
     return {};
   }
 
-  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                          std::vector<std::byte>& out) const override {
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     detail::bounded_output sink(out, max_bytes);
     auto r = is_xerial(in) ? decompress_xerial(in, sink) : decompress_raw(in, sink);
     if (r) sink.keep();

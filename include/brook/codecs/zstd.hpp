@@ -48,7 +48,7 @@ class zstd_codec final : public compression_codec {
   int default_level() const noexcept override { return 3; }
   bool valid_level(int level) const noexcept override { return level >= ZSTD_minCLevel() && level <= ZSTD_maxCLevel(); }
 
-  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+  result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) {
       return detail::bad_level("zstd", level, fmt::format("{}..{}", ZSTD_minCLevel(), ZSTD_maxCLevel()));
     }
@@ -67,8 +67,7 @@ class zstd_codec final : public compression_codec {
     return {};
   }
 
-  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                          std::vector<std::byte>& out) const override {
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     if (in.empty()) return detail::corrupt("zstd", "empty");
     const unsigned long long claimed = ZSTD_getFrameContentSize(in.data(), in.size());
     if (claimed != ZSTD_CONTENTSIZE_UNKNOWN && claimed != ZSTD_CONTENTSIZE_ERROR && claimed > max_bytes) {

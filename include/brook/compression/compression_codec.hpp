@@ -24,6 +24,7 @@
 
 #include <brook/compression/compression_type.hpp>
 #include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/result.hpp>
 
@@ -46,15 +47,14 @@ class compression_codec {
 
   /// Appends `in` compressed at `level` to `out`, in Kafka's framing for magic-2 batches.
   /// A level outside valid_level is `invalid_config` naming the range; `out` is then as it was.
-  virtual result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const = 0;
+  virtual result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const = 0;
 
   /// Appends the decompressed bytes of `in` (one whole codec payload) to `out`, producing at
   /// most `max_bytes`: more is `record_too_large` naming the limit, found without allocating
   /// more than about max_bytes whatever sizes the input claims. Empty, garbage, truncated
   /// input, or bytes after the payload's end, are `corrupt_message` naming the codec. On an
   /// error `out` is as it was.
-  virtual result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                                  std::vector<std::byte>& out) const = 0;
+  virtual result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const = 0;
 };
 
 /// The codec of `none`: bytes as they are. Level 0 only. compression_codecs holds one always.
@@ -64,13 +64,12 @@ class none_codec final : public compression_codec {
   compression_type type() const noexcept override { return compression_type::none; }
   int default_level() const noexcept override { return 0; }
   bool valid_level(int level) const noexcept override { return level == 0; }
-  result<void> compress(std::span<const std::byte> in, int level, std::vector<std::byte>& out) const override {
+  result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return make_error(errc::invalid_config, "none takes no compression level (got {})", level);
     out.insert(out.end(), in.begin(), in.end());
     return {};
   }
-  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes,
-                          std::vector<std::byte>& out) const override {
+  result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     if (in.size() > max_bytes) {
       return make_error(errc::record_too_large, "{} uncompressed bytes exceed the limit of {} bytes", in.size(),
                         max_bytes);

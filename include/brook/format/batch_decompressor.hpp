@@ -25,6 +25,7 @@
 
 #include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/result.hpp>
 
@@ -61,7 +62,7 @@ class batch_decompressor {
   void set_retaining(bool on) noexcept { retaining_ = on; }
   /// Every buffer records were decompressed into since the last call (the current one too),
   /// for a caller that keeps the records alive beyond this object's next use.
-  std::vector<std::vector<std::byte>> take_retained() {
+  std::vector<byte_buffer> take_retained() {
     if (!buf_.empty()) retained_.push_back(std::move(buf_));
     buf_ = {};
     return std::exchange(retained_, {});
@@ -73,9 +74,9 @@ class batch_decompressor {
  private:
   compression_codecs codecs_;
   std::size_t max_bytes_;
-  std::vector<std::byte> buf_;
+  byte_buffer buf_;
   bool retaining_ = false;
-  std::vector<std::vector<std::byte>> retained_;
+  std::vector<byte_buffer> retained_;
 };
 
 }  // namespace brook

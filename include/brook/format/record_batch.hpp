@@ -49,6 +49,7 @@
 #include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
 #include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/batch_decompressor.hpp>
@@ -528,7 +529,7 @@ inline void update_batch_crc(std::span<std::byte> b) noexcept {
 /// compression_codec::compress, record_too_large when the result does not fit batchLength.
 /// REQUIRES: b is uncompressed.
 inline result<void> compress_batch(std::span<const std::byte> b, const compression_codec& codec, int level,
-                                   std::vector<std::byte>& out) {
+                                   byte_buffer& out) {
   namespace L = batch_layout;
   BROOK_ASSERT(
       b.size() >= L::header_size && (detail::load_be16(b.data() + L::attributes) & batch_attr::compression_mask) == 0,

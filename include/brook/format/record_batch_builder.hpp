@@ -33,6 +33,7 @@
 
 #include <brook/compression/compression_codec.hpp>
 #include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/built_batch.hpp>
 #include <brook/format/bytes.hpp>
@@ -223,7 +224,7 @@ class record_batch_builder {
   record_batch_view::record_timestamps times_;  // of the records appended so far
   std::int32_t first_null_key_ = -1;
   bool trusted_ = true;
-  std::vector<std::byte> packed_;  // the last compressed batch
+  byte_buffer packed_;  // the last compressed batch
 };
 
 }  // namespace brook

@@ -105,6 +105,7 @@
 
 #include <fmt/format.h>
 
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
 #include <brook/format/record_batch.hpp>
@@ -493,7 +494,8 @@ inline result<bool> clean_segment_into(const segment& s, const record_filter& f,
   const file_pos limit = s.end_pos();
   bool changed = false;
   std::vector<record_view> kept;
-  std::vector<std::byte> scratch, packed;
+  std::vector<std::byte> scratch;
+  byte_buffer packed;
   batch_decompressor d(f.codecs ? *f.codecs : compression_codecs{});
   // The first difference: open `out` and copy the unchanged batches before `upto`.
   auto start_writing = [&](file_pos upto) -> result<void> {

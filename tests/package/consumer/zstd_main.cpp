@@ -18,7 +18,7 @@ int main() {
   if (!codec) return std::fprintf(stderr, "%s\n", codec.error().to_string().c_str()), 1;
   const std::string_view text = "brook brook brook brook brook brook brook brook";
   const auto in = std::as_bytes(std::span(text.data(), text.size()));
-  std::vector<std::byte> compressed, back;
+  brook::byte_buffer compressed, back;
   if (auto c = (*codec)->compress(in, (*codec)->default_level(), compressed); !c) {
     return std::fprintf(stderr, "%s\n", c.error().to_string().c_str()), 1;
   }

@@ -1,4 +1,4 @@
-// The output side of every codec's decompression: a vector that grows by windows, never past
+// The output side of every codec's decompression: a buffer that grows by windows, never past
 // one byte beyond the caller's limit, and is restored when decompression fails.
 //
 // Thread-safety: one object per call; not shared.
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
 
 namespace brook::codecs::detail {
@@ -27,9 +28,10 @@ class bounded_output {
   /// The first window is `expected_bytes` + 1 when the payload says how much it holds (a zstd
   /// or lz4 content size, gzip's ISIZE; 0 when unknown), else 8 times `input_bytes`, the
   /// compressed size; from 4 KiB to window_bytes, and windows then double. So a payload
-  /// usually decodes in one call into one window, and what the output's growth zero-fills
-  /// stays near what is produced. A wrong hint costs only more windows.
-  bounded_output(std::vector<std::byte>& out, std::size_t max_bytes, std::size_t input_bytes = window_bytes,
+  /// usually decodes in one call into one window, and the capacity the output keeps stays
+  /// near what is produced (growth writes nothing: `out` is a byte_buffer). A wrong hint
+  /// costs only more windows.
+  bounded_output(byte_buffer& out, std::size_t max_bytes, std::size_t input_bytes = window_bytes,
                  std::uint64_t expected_bytes = 0)
       : out_(out),
         start_(out.size()),
@@ -82,7 +84,7 @@ class bounded_output {
   }
 
  private:
-  std::vector<std::byte>& out_;
+  byte_buffer& out_;
   std::size_t start_;
   std::size_t max_bytes_;
   std::size_t produced_ = 0;
