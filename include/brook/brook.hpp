@@ -9,6 +9,7 @@
 // clang-format off
 #include <brook/version.hpp>
 #include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/linkage.hpp>
 #include <brook/core/error.hpp>

@@ -50,3 +50,20 @@ TEST_CASE("default_init_allocator: non-trivial types are still constructed", "[c
   CHECK(v[0].empty());
   CHECK(v[3] == "kafka");
 }
+
+TEST_CASE("byte_buffer: resize_uninitialized keeps the bytes when it grows past the capacity", "[core][byte_buffer]") {
+  byte_buffer b;
+  for (int i = 0; i < 1000; ++i) b.push_back(static_cast<std::byte>(i * 7));
+  const std::size_t cap = b.capacity();
+  brook::resize_uninitialized(b, cap + 1);
+  CHECK(b.size() == cap + 1);
+  CHECK(b.capacity() >= 2 * cap);  // geometric, as std::vector's own growth
+  for (int i = 0; i < 1000; ++i) REQUIRE(b[static_cast<std::size_t>(i)] == static_cast<std::byte>(i * 7));
+  const std::byte* data = b.data();
+  brook::resize_uninitialized(b, 10);  // within the capacity: as resize
+  CHECK(b.size() == 10);
+  CHECK(b.data() == data);
+  byte_buffer empty;
+  brook::resize_uninitialized(empty, 5);
+  CHECK(empty.size() == 5);
+}

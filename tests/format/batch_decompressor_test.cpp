@@ -238,3 +238,20 @@ TEST_CASE("compressed batch: the builder writes Kafka's header for a compressed 
     CHECK(bad.error() == errc::invalid_config);
   }
 }
+
+TEST_CASE("compressed batch: buffers kept for small batches stay small", "[format][compression]") {
+  // A consumer keeps each batch's buffer while its records are held (retaining): a small
+  // batch must not hold a whole 64 KiB window, whatever a reused buffer gets.
+  const auto codecs = brook::test::all_codecs();
+  for (auto t : brook::test::every_compression_type) {
+    if (t == compression_type::none) continue;
+    INFO(brook::compression_name(t));
+    const auto b = build_batch(sample_records(8, 1), codec_of(codecs, t));
+    brook::batch_decompressor d(codecs);
+    d.set_retaining(true);
+    for (int i = 0; i < 50; ++i) REQUIRE(brook::record_batch_view::parse(cspan(b), d).has_value());
+    const auto kept = d.take_retained();
+    REQUIRE(kept.size() == 50);
+    for (const auto& k : kept) CHECK(k.capacity() <= 8 * 1024);
+  }
+}

@@ -91,13 +91,13 @@ class lz4_codec final : public compression_codec {
     }
     LZ4F_resetDecompressionContext(dctx.get());
     // liblz4 decodes a block straight into the output only where a whole block fits, else
-    // into its own buffer and then copies. So a payload expected to fill 16 KiB or more (its
-    // content size, else 8 times its size) gets a whole 64 KiB block as its first window; the
-    // output does not zero-fill, so that costs no writes. Smaller ones get a window near
-    // their size: a consumer keeps each batch's buffer while its records are held.
-    const std::uint64_t expected = info.contentSize > 0 ? info.contentSize : std::uint64_t{in.size()} * 8;
+    // into its own buffer and then copies. So when `out` already has room for a 64 KiB block
+    // (a reused buffer: batch_decompressor reserves it), the first window is that room, which
+    // costs neither an allocation nor writes. A fresh buffer (one a consumer keeps per batch
+    // while the records are held) gets a window sized from the payload, as other codecs do.
+    const bool room = out.capacity() - out.size() >= detail::bounded_output::window_bytes;
     detail::bounded_output sink(out, max_bytes, in.size(),
-                                expected >= 16 * 1024 ? detail::bounded_output::window_bytes : expected);
+                                room ? detail::bounded_output::window_bytes : info.contentSize);
     auto r = decompress_frame(dctx.get(), in, sink);
     if (r) sink.keep();
     return r;

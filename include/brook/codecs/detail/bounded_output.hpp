@@ -30,7 +30,7 @@ class bounded_output {
   /// compressed size; from 4 KiB to window_bytes, and windows then double. So a payload
   /// usually decodes in one call into one window, and the capacity the output keeps stays
   /// near what is produced (growth writes nothing: `out` is a byte_buffer). A wrong hint
-  /// costs only more windows.
+  /// costs only more windows. (lz4 passes window_bytes when `out` already has that room.)
   bounded_output(byte_buffer& out, std::size_t max_bytes, std::size_t input_bytes = window_bytes,
                  std::uint64_t expected_bytes = 0)
       : out_(out),
@@ -50,7 +50,7 @@ class bounded_output {
     const std::size_t allowed = max_bytes_ - std::min(max_bytes_, produced_) + (over() ? 0 : 1);
     const std::size_t n = std::min(next_window_, allowed);
     next_window_ = std::min(next_window_ * 2, window_bytes);
-    out_.resize(start_ + produced_ + n);
+    resize_uninitialized(out_, start_ + produced_ + n);
     return {out_.data() + start_ + produced_, n};
   }
   /// `n` bytes of the last window were written.
@@ -68,7 +68,7 @@ class bounded_output {
   /// Appends `n` bytes of room and returns it (REQUIRES: fits(n)).
   std::byte* reserve_exact(std::size_t n) {
     BROOK_ASSERT(fits(n), "bounded_output: {} bytes do not fit", n);
-    out_.resize(start_ + produced_ + n);
+    resize_uninitialized(out_, start_ + produced_ + n);
     return out_.data() + start_ + produced_;
   }
   /// Keeps what was produced: `out` ends with it.
