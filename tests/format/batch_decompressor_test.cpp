@@ -255,3 +255,40 @@ TEST_CASE("compressed batch: buffers kept for small batches stay small", "[forma
     for (const auto& k : kept) CHECK(k.capacity() <= 8 * 1024);
   }
 }
+
+TEST_CASE("compressed batch: an empty batch with codec bits has no records and its payload is not decoded",
+          "[format][compression]") {
+  // Kafka's DefaultRecordBatch.iterator() returns nothing for recordsCount 0 without looking
+  // at the payload; such a batch reads the same here, with or without the codec.
+  const auto codecs = brook::test::all_codecs();
+  auto one = build_batch(sample_records(5, 1));
+  brook::test::be_write(one, L::records_count, 4, 0);
+  for (auto t : brook::test::every_compression_type) {
+    if (t == compression_type::none) continue;
+    const auto valid = compress_records(build_batch(sample_records(6, 3)), codec_of(codecs, t));
+    const bytes garbage(40, std::byte{0x5a});
+    for (const bytes* payload : {&valid, &garbage}) {
+      const auto b = with_payload(one, t, *payload);
+      INFO(brook::compression_name(t) << (payload == &valid ? ", a valid payload" : ", garbage"));
+      brook::batch_decompressor d(codecs);
+      auto v = brook::record_batch_view::parse(cspan(b), d);
+      REQUIRE(v.has_value());
+      CHECK(v->compressed());
+      CHECK(v->record_count() == 0);
+      CHECK(v->begin() == v->end());
+      CHECK(v->size_bytes() == b.size());
+      brook::batch_decompressor none_enabled;  // the codec itself is not needed
+      CHECK(brook::record_batch_view::parse(cspan(b), none_enabled).has_value());
+      auto plain = brook::record_batch_view::parse(cspan(b));
+      REQUIRE(plain.has_value());
+      CHECK(plain->records_readable());
+      CHECK(plain->begin() == plain->end());
+    }
+  }
+  SECTION("a batch that claims records still needs its payload decoded") {
+    auto three = build_batch(sample_records(7, 3));
+    const auto b = with_payload(three, compression_type::lz4, bytes(40, std::byte{0x5a}));
+    brook::batch_decompressor d(codecs);
+    CHECK(parse_error(b, d) == errc::corrupt_message);
+  }
+}

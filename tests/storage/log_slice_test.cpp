@@ -7,6 +7,7 @@
 #include <brook/storage/log_slice.hpp>
 
 #include "support/checks.hpp"
+#include "support/format_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/temp_dir.hpp"
 
@@ -128,4 +129,34 @@ TEST_CASE("log_slice: send_to resumes from a byte and fails on a file cut short"
   ::close(sink);
   REQUIRE_FALSE(cut);
   CHECK(cut.error().code() == errc::kafka_storage_error);
+}
+
+TEST_CASE("log_slice: an empty batch with codec bits is read through without a decompressor", "[storage][log_slice]") {
+  // As Kafka reads one (recordsCount 0: nothing to decode), between two plain batches.
+  test::temp_dir t;
+  const log_config cfg = test::small_segment_config();
+  recovery_report report;
+  segment::open_args a;
+  a.dir = t.path();
+  a.base = offset(0);
+  a.config = &cfg;
+  a.kind = segment::open_kind::create;
+  a.active = true;
+  auto seg = segment::open(a, report);
+  REQUIRE_OK(seg);
+  auto first = test::make_batch(2);
+  auto empty = test::make_batch(1);
+  test::be_write(empty, batch_layout::records_count, 4, 0);
+  empty = test::with_payload(empty, compression_type::lz4, test::bytes(24, std::byte{0x5a}));
+  auto last = test::make_batch(2);
+  set_batch_base_offset(first, offset(0));
+  set_batch_base_offset(empty, offset(2));
+  set_batch_base_offset(last, offset(3));
+  for (auto* b : {&first, &empty, &last}) REQUIRE_OK((*seg)->append(*b));
+  auto s = log_slice::of_batches(*seg, file_pos(0), offset(0), offset(5), 1 << 20);
+  REQUIRE_OK(s);
+  CHECK(s->next_offset() == offset(5));
+  std::vector<std::int64_t> seen;
+  REQUIRE_OK(s->for_each_record([&](const record_view& r) { seen.push_back(r.offset().value()); }));
+  CHECK(seen == std::vector<std::int64_t>{0, 1, 3, 4});
 }

@@ -328,7 +328,9 @@ class record_batch_view {
   /// Validates the batch at the start of `b` (which may hold more bytes after it). A
   /// compressed batch's header and CRC are checked, but its records cannot be read without a
   /// decompressor: with batch_check::records that is unsupported_compression_type naming the
-  /// codec; without it the view has no readable records (records_readable() is false).
+  /// codec; without it the view has no readable records (records_readable() is false). A
+  /// batch whose recordsCount is 0 has no records to read whatever its codec bits say: its
+  /// payload is never decoded, as in Kafka.
   /// Errors: corrupt_message (with `where` and the reason), unsupported_compression_type.
   template <typename Where = std::string_view>
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},
@@ -384,7 +386,7 @@ class record_batch_view {
   /// The codec of the batch's records (none: stored as they are).
   brook::compression_type compression() const noexcept { return header_.compression(); }
   bool compressed() const noexcept { return compression() != compression_type::none; }
-  /// False only for a compressed batch parsed without a batch_decompressor.
+  /// False only for a compressed batch with records parsed without a batch_decompressor.
   bool records_readable() const noexcept { return records_begin_ != nullptr; }
   /// The records' bytes: inside bytes() when uncompressed, else the decompressed records.
   /// REQUIRES: records_readable().
@@ -445,7 +447,11 @@ class record_batch_view {
     BROOK_TRY(check_batch_codec(h, where_));
     std::span<const std::byte> records(begin + batch_layout::records, end);
     record_timestamps times;
-    if (h.compression() != compression_type::none) {
+    if (h.compression() != compression_type::none && h.records_count == 0) {
+      // An empty batch holds no records whatever its codec bits say, and its payload is not
+      // decoded (Kafka's DefaultRecordBatch.iterator() returns nothing for a count of 0).
+      records = records.first(0);
+    } else if (h.compression() != compression_type::none) {
       if (d == nullptr) {
         if (check.records)
           return make_error(errc::unsupported_compression_type,

@@ -105,7 +105,7 @@ class log_slice {
       const batch_header& h = v.header();
       // A batch wholly below the start offset is skipped without decompressing it.
       if (!h.is_control() && h.last_offset() >= start_) {
-        if (v.compressed()) {
+        if (!v.records_readable()) {  // compressed, with records (an empty batch has none to decode)
           if (d == nullptr)
             return make_error(errc::unsupported_compression_type,
                               "{}: batch at offset {} is {}-compressed and was read without a batch_decompressor",
