@@ -5,6 +5,8 @@
 
 #include "group_support.hpp"
 #include "support/checks.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_codecs.hpp"
 
 using namespace brook;
 using brook::test::tp;
@@ -59,6 +61,38 @@ TEST_CASE("offset_store: load replays offsets, metadata and tombstones to the la
   auto again = open_store(*env.dd)->load();
   REQUIRE_OK(again);
   CHECK(again->at("g").offsets.at(tp("t", 0)) == om(7, "second", 200));
+}
+
+TEST_CASE("offset_store: load reads offsets stored compressed", "[group][offset_store]") {
+  // A broker-wide compression.type (Kafka's applies to __consumer_offsets too) recompresses
+  // the coordinator's batches on append; the load after a restart reads them with the data
+  // directory's codecs.
+  test::temp_dir dir{"brook-offsets-lz4"};
+  data_dir_options o;
+  o.defaults.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  o.defaults.compression = compression_type::lz4;
+  for (int round = 0; round < 2; ++round) {  // written, then read again after a reopen
+    auto dd = data_dir::open(dir.path(), o);
+    REQUIRE_OK(dd);
+    auto s = open_store(**dd);
+    if (round == 0) {
+      REQUIRE_OK(s->append_offsets("g", {{tp("t", 0), om(5, "first")}, {tp("t", 1), om(9)}}, 100));
+      REQUIRE_OK(s->append_offsets("g", {{tp("t", 0), om(7, "second", 200)}}, 200));
+      auto part = (*dd)->get_partition(offset_store::topic_name, partition_id(s->partition_for("g")));
+      REQUIRE_OK(part);
+      auto slice = (*part)->log().read((*part)->log().log_start_offset());
+      REQUIRE_OK(slice);
+      auto first = record_batch_view::parse(slice->bytes(), batch_check{true, false});
+      REQUIRE_OK(first);
+      CHECK(first->compression() == compression_type::lz4);  // the case under test
+    }
+    auto loaded = s->load();
+    REQUIRE_OK(loaded);
+    REQUIRE(loaded->count("g") == 1);
+    CHECK(loaded->at("g").offsets.at(tp("t", 0)) == om(7, "second", 200));
+    CHECK(loaded->at("g").offsets.at(tp("t", 1)) == om(9));
+    REQUIRE_OK((*dd)->close());
+  }
 }
 
 TEST_CASE("offset_store: a record that does not decode fails the load naming where", "[group][offset_store]") {

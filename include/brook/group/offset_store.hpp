@@ -47,6 +47,7 @@
 
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
+#include <brook/format/batch_decompressor.hpp>
 #include <brook/format/record.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/group/coordinator_backend.hpp>
@@ -102,6 +103,9 @@ class offset_store {
   result<std::map<std::string, stored_group>> load(std::vector<brook::error>* skipped = nullptr) const {
     std::map<std::string, stored_group> out;
     fetch_source& src = backend_.source();
+    // Batches a topic or broker compression.type recompressed are read with the source's codecs.
+    const auto codecs = src.codecs();
+    batch_decompressor dec(codecs ? *codecs : compression_codecs{});
     const auto deadline = std::chrono::steady_clock::now() + load_wait;
     for (std::int32_t p = 0; p < partitions_; ++p) {
       const topic_partition tp{topic_name, partition_id(p)};
@@ -120,17 +124,19 @@ class offset_store {
         if (!slice) return slice.error();
         if (slice->empty() && slice->next_offset() <= pos) break;
         result<void> bad = ok();
-        auto r = slice->for_each_record([&](const record_view& rv) {
-          auto a = apply(out, rv);
-          if (!a) {
-            bad = make_error(errc::corrupt_message, "{}-{} offset {}: {}", topic_name, p, rv.offset(),
-                             a.error().message());
-            if (!skipped) return false;
-            skipped->push_back(std::move(bad.error()));
-            bad = ok();
-          }
-          return true;
-        });
+        auto r = slice->for_each_record(
+            [&](const record_view& rv) {
+              auto a = apply(out, rv);
+              if (!a) {
+                bad = make_error(errc::corrupt_message, "{}-{} offset {}: {}", topic_name, p, rv.offset(),
+                                 a.error().message());
+                if (!skipped) return false;
+                skipped->push_back(std::move(bad.error()));
+                bad = ok();
+              }
+              return true;
+            },
+            batch_check{}, &dec);
         if (!r) return r.error();
         if (!bad) return bad.error();
         pos = slice->next_offset();
