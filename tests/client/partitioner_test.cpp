@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -260,6 +261,39 @@ TEST_CASE("round_robin_partitioner", "[client][partitioner][round_robin]") {
     p.on_new_batch("t", 3, partition_id(0));
     CHECK(p.partition("t", "k", "v", 3) == partition_id(1));
   }
+}
+
+TEST_CASE("brook's partitioners run under the producer's lock, a host's by default not", "[client][partitioner]") {
+  struct host final : brook::partitioner {
+    partition_id partition(std::string_view, nullable_bytes, nullable_bytes, std::int32_t) override {
+      return partition_id(0);
+    }
+  };
+  CHECK_FALSE(host{}.runs_under_producer_lock());
+  CHECK(brook::default_partitioner{}.runs_under_producer_lock());
+  CHECK(brook::uniform_sticky_partitioner{}.runs_under_producer_lock());
+  CHECK(brook::round_robin_partitioner{}.runs_under_producer_lock());
+}
+
+TEST_CASE("per-topic state belongs to its partitioner, not to the thread's last lookup",
+          "[client][partitioner][round_robin]") {
+  // A thread remembers its last lookup per table (partitioner.hpp): two partitioners used in
+  // turn, and a new one where a destroyed one was, each keep their own counters.
+  brook::round_robin_partitioner a, b;
+  CHECK(a.partition("t", "k", "v", 10) == partition_id(0));
+  CHECK(b.partition("t", "k", "v", 10) == partition_id(0));
+  CHECK(a.partition("t", "k", "v", 10) == partition_id(1));
+  CHECK(b.partition("t", "k", "v", 10) == partition_id(1));
+  CHECK(a.partition("u", "k", "v", 10) == partition_id(0));
+  CHECK(a.partition("t", "k", "v", 10) == partition_id(2));
+  for (int round = 0; round < 3; ++round) {  // often at the same address as the one before
+    auto fresh = std::make_unique<brook::round_robin_partitioner>();
+    CHECK(fresh->partition("t", "k", "v", 10) == partition_id(0));
+    CHECK(fresh->partition("t", "k", "v", 10) == partition_id(1));
+  }
+  std::thread other([&] { CHECK(a.partition("t", "k", "v", 10) == partition_id(3)); });
+  other.join();
+  CHECK(a.partition("t", "k", "v", 10) == partition_id(4));  // the other thread's call counted
 }
 
 TEST_CASE("partitioners under concurrent callers", "[client][partitioner][threads]") {

@@ -247,6 +247,43 @@ TEST_CASE("acks=0 reports offset -1, sticky null keys stay on one partition per 
   CHECK(parts.size() == 1);  // 20 small records never fill a batch: one sticky partition
 }
 
+TEST_CASE("a host partitioner runs without the producer's lock", "[client][producer]") {
+  // partition() below waits until another thread's send() got through the producer's lock:
+  // had the producer held its lock around partition(), the wait would time out.
+  struct gate_partitioner final : brook::partitioner {
+    std::promise<void> entered;
+    std::shared_future<void> go;
+    std::atomic<bool> released{false};
+    int calls = 0;  // the first record asks twice (Kafka's abortOnNewBatch): wait on the first
+    partition_id partition(std::string_view, nullable_bytes, nullable_bytes, std::int32_t) override {
+      if (calls++ == 0) {
+        entered.set_value();
+        released = go.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+      }
+      return partition_id(0);
+    }
+  };
+  temp_dir t;
+  auto dd = make_dd(t.path(), 2);
+  auto gate = std::make_shared<gate_partitioner>();
+  std::promise<void> go;
+  gate->go = go.get_future().share();
+  CHECK_FALSE(gate->runs_under_producer_lock());
+  producer_config pc;
+  pc.partitioner = gate;
+  producer p(*dd, pc);
+  std::future<result<record_metadata>> first;
+  std::thread sender([&] { first = p.send(producer_record{"t", std::nullopt, nullable_bytes::null(), "a", {}, {}}); });
+  gate->entered.get_future().wait();
+  auto second = p.send(producer_record{"t", partition_id(1), nullable_bytes::null(), "b", {}, {}});
+  go.set_value();
+  sender.join();
+  CHECK(gate->released);
+  REQUIRE(p.flush());
+  CHECK(first.get()->partition == partition_id(0));
+  CHECK(second.get()->partition == partition_id(1));
+}
+
 TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeout", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 1);

@@ -129,6 +129,12 @@ class partitioner {
   /// A batch for `topic` on partition `previous` was closed, so sticky partitioners can
   /// switch. Default: nothing.
   virtual void on_new_batch(std::string_view /*topic*/, std::int32_t /*num_partitions*/, partition_id /*previous*/) {}
+
+  /// True when partition() and on_new_batch() never block for long and never call a
+  /// producer: the producer then calls them while holding its own lock, which saves it
+  /// releasing and retaking that lock for every record. Default false (a host's partitioner
+  /// may be slow); brook's own return true.
+  virtual bool runs_under_producer_lock() const noexcept { return false; }
 };
 
 namespace detail {
@@ -137,21 +143,52 @@ namespace detail {
 /// maps). A reference returned by get() stays valid for the table's lifetime: unordered_map
 /// never moves its nodes. State must be default-constructible; it need not be movable.
 ///
+/// Each thread remembers the last topic it looked up in each table, so a producer thread
+/// sending to one topic finds its state without touching the lock's shared cache line (a
+/// reader lock taken per record by several threads made them contend for that line). A
+/// table's id is unique for the process's lifetime, so a thread's memory of a destroyed table
+/// never matches a new one.
+///
 /// Thread-safety: get() is thread-safe (lookups share a reader lock, the first use of a
 /// topic takes the writer lock); the State itself synchronises its own members.
 template <typename State>
 class per_topic {
  public:
+  per_topic() : id_(next_id()) {}
+
   State& get(std::string_view topic) {
-    {
-      std::shared_lock lock(mu_);
-      if (auto it = map_.find(topic); it != map_.end()) return it->second;
-    }
-    std::unique_lock lock(mu_);
-    return map_.try_emplace(std::string(topic)).first->second;
+    last_lookup& last = last_lookup_of_thread();
+    if (last.table == id_ && *last.key == topic) return *last.state;
+    auto* found = find_or_add(topic);
+    last = {id_, &found->first, &found->second};
+    return found->second;
   }
 
  private:
+  using entry = std::pair<const std::string, State>;
+  struct last_lookup {
+    std::uint64_t table = 0;  // 0: none (ids start at 1)
+    const std::string* key = nullptr;
+    State* state = nullptr;
+  };
+  static last_lookup& last_lookup_of_thread() {
+    thread_local last_lookup last;  // one per thread and State type; matched by table id
+    return last;
+  }
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> ids{0};
+    return ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  entry* find_or_add(std::string_view topic) {
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = map_.find(topic); it != map_.end()) return &*it;
+    }
+    std::unique_lock lock(mu_);
+    return &*map_.try_emplace(std::string(topic)).first;
+  }
+
+  const std::uint64_t id_;
   struct string_hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
@@ -280,6 +317,8 @@ class default_partitioner final : public partitioner {
     (void)sticky_.next(topic, num_partitions, previous);
   }
 
+  bool runs_under_producer_lock() const noexcept override { return true; }
+
  private:
   detail::sticky_partition_cache sticky_;
 };
@@ -305,6 +344,8 @@ class uniform_sticky_partitioner final : public partitioner {
     (void)sticky_.next(topic, num_partitions, previous);
   }
 
+  bool runs_under_producer_lock() const noexcept override { return true; }
+
  private:
   detail::sticky_partition_cache sticky_;
 };
@@ -329,6 +370,8 @@ class round_robin_partitioner final : public partitioner {
     const std::uint32_t next = counters_.get(topic).fetch_add(1, std::memory_order_relaxed);
     return partition_id(to_positive(static_cast<std::int32_t>(next)) % num_partitions);
   }
+
+  bool runs_under_producer_lock() const noexcept override { return true; }
 
  private:
   struct counter : std::atomic<std::uint32_t> {

@@ -144,20 +144,25 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
       return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid),
                   std::move(cb));
   } else {
-    lk.unlock();  // a host partitioner may be slow; it is thread-safe
+    // A host partitioner may be slow, so the lock is released around it; brook's own run
+    // under the lock (partitioner::runs_under_producer_lock). Either is thread-safe.
+    const bool unlocked = !cfg_.partitioner->runs_under_producer_lock();
+    if (unlocked) lk.unlock();
     pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
-    lk.lock();
+    if (unlocked) lk.lock();
     // Kafka's abortOnNewBatch: if this record would start a new batch on that partition,
     // tell the partitioner (a sticky one moves on) and ask again, once.
     if (needs_new_batch_locked(**tc, pid, rsize)) {
-      lk.unlock();
+      if (unlocked) lk.unlock();
       cfg_.partitioner->on_new_batch(rec.topic, n, pid);
       pid = cfg_.partitioner->partition(rec.topic, rec.key, rec.value, n);
-      lk.lock();
+      if (unlocked) lk.lock();
     }
-    if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
-    tc = topic_of(rec.topic);
-    if (!tc) return fail(tc.error(), std::move(cb));
+    if (unlocked) {  // the producer may have closed, or the topic changed, meanwhile
+      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+      tc = topic_of(rec.topic);
+      if (!tc) return fail(tc.error(), std::move(cb));
+    }
     if (pid.value() < 0 || pid.value() >= (*tc)->partitions)
       return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
                              (*tc)->partitions, rec.topic),
