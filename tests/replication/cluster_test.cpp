@@ -770,3 +770,41 @@ TEST_CASE("a group coordinator on the cluster: committed offsets survive the off
   CHECK((*replayed)->fetch_offsets("g") == committed);
   f.c->stop();
 }
+
+TEST_CASE("cluster_source: consumers read compressed batches with the brokers' codecs") {
+  // cluster_source::codecs() hands a consumer that names no codecs of its own (and the group
+  // coordinator's offsets load) the codecs the brokers were given.
+  fixture f(2);
+  f.c.reset();
+  f.c = [&] {
+    cluster_config cfg;
+    cfg.broker.dir.defaults.clock = f.clk;
+    cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
+    cfg.controller.seed = 7;
+    cfg.broker_files = f.disks.hook();
+    auto r = cluster::open(f.dir.path() / "codecs", cfg);
+    REQUIRE(r);
+    return std::move(*r);
+  }();
+  REQUIRE_OK(f.c->create_topic("z", 1, 3));
+  const auto codecs = brook::test::all_codecs();
+  record_batch_builder b;
+  for (int i = 0; i < 20; ++i) b.append(f.clk->now_ms(), "key", fmt::format("v{}", i));
+  auto lz4 = b.finish(**codecs.get(compression_type::lz4), 9);
+  REQUIRE(lz4);
+  std::vector<std::byte> sent(lz4->begin(), lz4->end());
+  auto out = std::make_shared<std::optional<result<append_result>>>();
+  f.c->produce("z", partition_id(0), sent, acks_mode::all, std::chrono::milliseconds(30000),
+               [out](const result<append_result>& r) { *out = r; });
+  f.steps(4);
+  REQUIRE(out->has_value());
+  REQUIRE_OK(**out);
+  cluster_source src(*f.c);
+  CHECK(src.codecs() == f.c->config().broker.dir.defaults.codecs);
+  consumer con(src, poll_now());
+  REQUIRE_OK(con.assign({{"z", partition_id(0)}}));
+  const auto got = poll_once(con);
+  REQUIRE(got.size() == 20);
+  CHECK(got.front().value == "v0");
+  CHECK(got.back().value == "v19");
+}

@@ -8,6 +8,7 @@
 #include <brook/storage/log_validator.hpp>
 
 #include "support/checks.hpp"
+#include "support/format_helpers.hpp"
 #include "support/log_builders.hpp"
 #include "support/seeds.hpp"
 #include "support/test_codecs.hpp"
@@ -515,4 +516,26 @@ TEST_CASE("a built batch the topic recompresses or the builder does not vouch fo
   b.finish();
   cfg.compression.reset();
   CHECK_FALSE(can_append_built(b.built(), cfg));
+}
+
+TEST_CASE("validate_append refuses a producer batch with no records, whatever its codec bits",
+          "[storage][log_validator]") {
+  // Kafka's LogValidator: INVALID_RECORD for a count that is not lastOffsetDelta + 1 (at least
+  // 1). An empty batch reads as empty (format/record_batch.hpp); a producer may not send one.
+  log_config with_codecs;
+  with_codecs.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  const log_config none_only;
+  for (const auto codec : {compression_type::none, compression_type::lz4}) {
+    for (const log_config* cfg : std::array<const log_config*, 2>{&with_codecs, &none_only}) {
+      INFO(compression_name(codec) << (cfg == &none_only ? ", no codecs" : ", all codecs"));
+      auto b = make_batch(1);
+      test::be_write(b, batch_layout::records_count, 4, 0);
+      // No payload when uncompressed (an empty batch); garbage that is never decoded for lz4.
+      b = test::with_payload(b, codec,
+                             codec == compression_type::none ? test::bytes{} : test::bytes(16, std::byte{0x5a}));
+      auto v = validate(b, *cfg, offset(0));
+      REQUIRE_FALSE(v);
+      CHECK(v.error() == errc::invalid_record);
+    }
+  }
 }

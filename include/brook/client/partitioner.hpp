@@ -146,11 +146,13 @@ namespace detail {
 /// Each thread remembers the last topic it looked up in each table, so a producer thread
 /// sending to one topic finds its state without touching the lock's shared cache line (a
 /// reader lock taken per record by several threads made them contend for that line). A
-/// table's id is unique for the process's lifetime, so a thread's memory of a destroyed table
-/// never matches a new one.
+/// table's id is unique among the tables of its State type for the process's lifetime (the
+/// memory is per State type too), so a thread's memory of a destroyed table never matches a
+/// new one.
 ///
-/// Thread-safety: get() is thread-safe (lookups share a reader lock, the first use of a
-/// topic takes the writer lock); the State itself synchronises its own members.
+/// Thread-safety: get() is thread-safe (a thread's repeated lookup of one topic takes no
+/// lock, other lookups share a reader lock, the first use of a topic takes the writer lock);
+/// the State itself synchronises its own members.
 template <typename State>
 class per_topic {
  public:
@@ -298,8 +300,8 @@ class sticky_partition_cache {
 /// (DefaultPartitioner 2.4-3.2 / BuiltInPartitioner without adaptive load stats).
 ///
 /// Thread-safety: partition() and on_new_batch() may be called from many threads at once;
-/// keyed records touch no shared state, null keys read one atomic per topic after a
-/// shared-lock map lookup.
+/// keyed records touch no shared state, null keys read one atomic per topic after a map
+/// lookup (without a lock for a thread's repeated topic, see detail::per_topic).
 class default_partitioner final : public partitioner {
  public:
   /// Seeded from std::random_device.

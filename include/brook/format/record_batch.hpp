@@ -330,7 +330,7 @@ class record_batch_view {
   /// decompressor: with batch_check::records that is unsupported_compression_type naming the
   /// codec; without it the view has no readable records (records_readable() is false). A
   /// batch whose recordsCount is 0 has no records to read whatever its codec bits say: its
-  /// payload is never decoded, as in Kafka.
+  /// payload is never decoded, as Kafka's DefaultRecordBatch.iterator() (docs/format.md).
   /// Errors: corrupt_message (with `where` and the reason), unsupported_compression_type.
   template <typename Where = std::string_view>
   static result<record_batch_view> parse(std::span<const std::byte> b, batch_check check = {},

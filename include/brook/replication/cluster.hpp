@@ -674,6 +674,8 @@ class cluster_source final : public partition_source {
   std::uint64_t metadata_version() const override { return c_.metadata_version(); }
   result<std::int32_t> partition_count(const std::string& topic) const override { return c_.partition_count(topic); }
   brook::notifier& notifier() const override { return c_.data_notifier(); }
+  /// The brokers' codecs (cluster_config::broker.dir.defaults.codecs).
+  std::shared_ptr<const compression_codecs> codecs() const override { return c_.config().broker.dir.defaults.codecs; }
 
  private:
   result<std::shared_ptr<partition>> find(const topic_partition& tp) const override {
