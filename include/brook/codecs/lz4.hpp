@@ -90,14 +90,9 @@ class lz4_codec final : public compression_codec {
                         info.contentSize, max_bytes);
     }
     LZ4F_resetDecompressionContext(dctx.get());
-    // liblz4 decodes a block straight into the output only where a whole block fits, else
-    // into its own buffer and then copies. So when `out` already has room for a 64 KiB block
-    // (a reused buffer: batch_decompressor reserves it), the first window is that room, which
-    // costs neither an allocation nor writes. A fresh buffer (one a consumer keeps per batch
-    // while the records are held) gets a window sized from the payload, as other codecs do.
-    const bool room = out.capacity() - out.size() >= detail::bounded_output::window_bytes;
-    detail::bounded_output sink(out, max_bytes, in.size(),
-                                room ? detail::bounded_output::window_bytes : info.contentSize);
+    // With a content size, the first window fits the frame; a reused buffer's free room
+    // (batch_decompressor keeps a whole block of it) is taken whole, as bounded_output does.
+    detail::bounded_output sink(out, max_bytes, in.size(), info.contentSize);
     auto r = decompress_frame(dctx.get(), in, sink);
     if (r) sink.keep();
     return r;

@@ -53,9 +53,9 @@ class batch_decompressor {
     if (!codec) return codec.error();
     if (retaining_ && !buf_.empty()) retained_.push_back(std::move(buf_));
     buf_.clear();
-    // A reused buffer starts with room for a whole 64 KiB block, into which liblz4 decodes
-    // without a copy (codecs/lz4.hpp); kept buffers get only what their batch needs.
-    if (!retaining_ && buf_.capacity() < reused_capacity) buf_.reserve(reused_capacity);
+    // A reused buffer starts with room for a whole window, which the codecs decode into
+    // without growing it (liblz4 without a copy); kept buffers get only what their batch needs.
+    if (!retaining_ && buf_.capacity() < decompress_window_bytes) buf_.reserve(decompress_window_bytes);
     if (auto r = (*codec)->decompress(payload, max_bytes_, buf_); !r) return r.error();
     return std::span<const std::byte>(buf_);
   }
@@ -75,8 +75,6 @@ class batch_decompressor {
   std::size_t max_bytes() const noexcept { return max_bytes_; }
 
  private:
-  static constexpr std::size_t reused_capacity = 64 * 1024;
-
   compression_codecs codecs_;
   std::size_t max_bytes_;
   byte_buffer buf_;

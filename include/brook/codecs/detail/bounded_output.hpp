@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
@@ -23,21 +24,25 @@ namespace brook::codecs::detail {
 class bounded_output {
  public:
   /// The size of a window: what a decompressor fills between two checks.
-  static constexpr std::size_t window_bytes = 64 * 1024;
+  static constexpr std::size_t window_bytes = decompress_window_bytes;
 
   /// The first window is `expected_bytes` + 1 when the payload says how much it holds (a zstd
   /// or lz4 content size, gzip's ISIZE; 0 when unknown), else 8 times `input_bytes`, the
   /// compressed size; from 4 KiB to window_bytes, and windows then double. So a payload
   /// usually decodes in one call into one window, and the capacity the output keeps stays
   /// near what is produced (growth writes nothing: `out` is a byte_buffer). A wrong hint
-  /// costs only more windows. (lz4 passes window_bytes when `out` already has that room.)
+  /// costs only more windows. When `out` already has more free capacity than that, the first
+  /// window takes it, up to window_bytes: room a reused buffer has costs nothing, and liblz4
+  /// decodes a block in place only where a whole block fits.
   bounded_output(byte_buffer& out, std::size_t max_bytes, std::size_t input_bytes = window_bytes,
                  std::uint64_t expected_bytes = 0)
       : out_(out),
         start_(out.size()),
         max_bytes_(max_bytes),
-        next_window_(std::clamp<std::uint64_t>(expected_bytes > 0 ? expected_bytes + 1 : std::uint64_t{input_bytes} * 8,
-                                               4096, window_bytes)) {}
+        next_window_(
+            std::max(std::clamp<std::uint64_t>(expected_bytes > 0 ? expected_bytes + 1 : std::uint64_t{input_bytes} * 8,
+                                               4096, window_bytes),
+                     std::min(out.capacity() - out.size(), window_bytes))) {}
   bounded_output(const bounded_output&) = delete;
   bounded_output& operator=(const bounded_output&) = delete;
   /// Restores `out` to its size before the call unless keep() was called.
