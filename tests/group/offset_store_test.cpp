@@ -63,14 +63,54 @@ TEST_CASE("offset_store: load replays offsets, metadata and tombstones to the la
   CHECK(again->at("g").offsets.at(tp("t", 0)) == om(7, "second", 200));
 }
 
-TEST_CASE("offset_store: load reads offsets stored compressed", "[group][offset_store]") {
-  // A broker-wide compression.type (Kafka's applies to __consumer_offsets too) recompresses
-  // the coordinator's batches on append; the load after a restart reads them with the data
-  // directory's codecs.
-  test::temp_dir dir{"brook-offsets-lz4"};
+namespace {
+/// The compression of the first batch the store wrote for group `g`.
+compression_type first_batch_codec(data_dir& dd, const offset_store& s, const std::string& g) {
+  auto part = dd.get_partition(offset_store::topic_name, partition_id(s.partition_for(g)));
+  REQUIRE_OK(part);
+  auto slice = (*part)->log().read((*part)->log().log_start_offset());
+  REQUIRE_OK(slice);
+  auto first = record_batch_view::parse(slice->bytes(), batch_check{true, false});
+  REQUIRE_OK(first);
+  return first->compression();
+}
+}  // namespace
+
+TEST_CASE("offset_store: a broker-wide compression.type leaves the offsets uncompressed", "[group][offset_store]") {
+  // Kafka creates __consumer_offsets with compression.type=producer, so the coordinator's
+  // batches stay as it writes them (uncompressed) whatever the broker's default.
+  test::temp_dir dir{"brook-offsets-producer"};
   data_dir_options o;
   o.defaults.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
   o.defaults.compression = compression_type::lz4;
+  auto dd = data_dir::open(dir.path(), o);
+  REQUIRE_OK(dd);
+  auto s = open_store(**dd);
+  REQUIRE_OK(s->append_offsets("g", {{tp("t", 0), om(5)}}, 100));
+  CHECK(first_batch_codec(**dd, *s, "g") == compression_type::none);
+  auto desc = (*dd)->describe_topic(offset_store::topic_name);
+  REQUIRE_OK(desc);
+  CHECK(desc->config.overrides.at("compression.type") == "producer");
+  REQUIRE_OK((*dd)->close());
+}
+
+TEST_CASE("offset_store: load reads offsets stored compressed", "[group][offset_store]") {
+  // A __consumer_offsets whose own compression.type names a codec (set by whoever created it)
+  // has the coordinator's batches recompressed on append; the load after a restart reads
+  // them with the data directory's codecs.
+  test::temp_dir dir{"brook-offsets-lz4"};
+  data_dir_options o;
+  o.defaults.codecs = std::make_shared<const compression_codecs>(test::all_codecs());
+  {
+    auto dd = data_dir::open(dir.path(), o);
+    REQUIRE_OK(dd);
+    topic_config tc;
+    tc.partitions = 3;
+    tc.overrides = offsets_topic_spec{}.configs();
+    tc.overrides["compression.type"] = "lz4";
+    REQUIRE_OK((*dd)->create_internal_topic(offset_store::topic_name, std::move(tc)));
+    REQUIRE_OK((*dd)->close());
+  }
   for (int round = 0; round < 2; ++round) {  // written, then read again after a reopen
     auto dd = data_dir::open(dir.path(), o);
     REQUIRE_OK(dd);
@@ -78,13 +118,7 @@ TEST_CASE("offset_store: load reads offsets stored compressed", "[group][offset_
     if (round == 0) {
       REQUIRE_OK(s->append_offsets("g", {{tp("t", 0), om(5, "first")}, {tp("t", 1), om(9)}}, 100));
       REQUIRE_OK(s->append_offsets("g", {{tp("t", 0), om(7, "second", 200)}}, 200));
-      auto part = (*dd)->get_partition(offset_store::topic_name, partition_id(s->partition_for("g")));
-      REQUIRE_OK(part);
-      auto slice = (*part)->log().read((*part)->log().log_start_offset());
-      REQUIRE_OK(slice);
-      auto first = record_batch_view::parse(slice->bytes(), batch_check{true, false});
-      REQUIRE_OK(first);
-      CHECK(first->compression() == compression_type::lz4);  // the case under test
+      CHECK(first_batch_codec(**dd, *s, "g") == compression_type::lz4);  // the case under test
     }
     auto loaded = s->load();
     REQUIRE_OK(loaded);

@@ -40,10 +40,13 @@ struct offsets_topic_spec {
   /// offsets.topic.segment.bytes. Default 100 MiB.
   std::int64_t segment_bytes = 100 * 1024 * 1024;
 
-  /// The topic's configs: compacted, with the segment size above (Kafka's
-  /// GroupMetadataManager.groupMetadataTopicConfigs).
+  /// The topic's configs: compacted, with the segment size above, and compression.type
+  /// `producer`, so a broker-wide compression.type does not recompress the coordinator's
+  /// batches (Kafka's GroupCoordinator.offsetsTopicConfigs).
   std::map<std::string, std::string> configs() const {
-    return {{"cleanup.policy", "compact"}, {"segment.bytes", std::to_string(segment_bytes)}};
+    return {{"cleanup.policy", "compact"},
+            {"segment.bytes", std::to_string(segment_bytes)},
+            {"compression.type", "producer"}};
   }
 };
 
