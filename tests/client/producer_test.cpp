@@ -273,9 +273,10 @@ TEST_CASE("a host partitioner runs without the producer's lock", "[client][produ
   pc.partitioner = gate;
   producer p(*dd, pc);
   std::future<result<record_metadata>> first;
+  auto entered = gate->entered.get_future();  // before the thread that sets it starts
   std::thread sender([&] { first = p.send(producer_record{"t", std::nullopt, nullable_bytes::null(), "a", {}, {}}); });
   // (CHECK, not REQUIRE: the sender thread is joined below whatever happens.)
-  CHECK(gate->entered.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(entered.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   auto second = p.send(producer_record{"t", partition_id(1), nullable_bytes::null(), "b", {}, {}});
   go.set_value();
   sender.join();

@@ -110,9 +110,10 @@ inline partition_id partition_for_key(nullable_bytes key, std::int32_t num_parti
 }
 
 /// Chooses a partition for each record; the host may implement its own.
-/// The producer calls partition() once per record that has no explicit partition, and
-/// on_new_batch() when the batch it was filling for (topic, previous) was closed (full or
-/// sent), which is when sticky partitioners move on.
+/// The producer calls partition() for each record that has no explicit partition (twice
+/// when the first answer's batch is full: Kafka's abortOnNewBatch), and on_new_batch() when
+/// the batch it was filling for (topic, previous) was closed (full or sent), which is when
+/// sticky partitioners move on.
 ///
 /// Thread-safety: implementations must allow partition() and on_new_batch() to be called
 /// from many threads at once; brook's own do.
@@ -143,12 +144,12 @@ namespace detail {
 /// maps). A reference returned by get() stays valid for the table's lifetime: unordered_map
 /// never moves its nodes. State must be default-constructible; it need not be movable.
 ///
-/// Each thread remembers the last topic it looked up in each table, so a producer thread
-/// sending to one topic finds its state without touching the lock's shared cache line (a
-/// reader lock taken per record by several threads made them contend for that line). A
-/// table's id is unique among the tables of its State type for the process's lifetime (the
-/// memory is per State type too), so a thread's memory of a destroyed table never matches a
-/// new one.
+/// Each thread remembers its last lookup, (table, topic), among the tables of one State type,
+/// so a producer thread sending to one topic through one partitioner finds its state without
+/// touching the lock's shared cache line (a reader lock taken per record by several threads
+/// made them contend for that line). A thread that alternates between topics or tables takes
+/// the reader lock as before. A table's id is unique among the tables of its State type for
+/// the process's lifetime, so a thread's memory of a destroyed table never matches a new one.
 ///
 /// Thread-safety: get() is thread-safe (a thread's repeated lookup of one topic takes no
 /// lock, other lookups share a reader lock, the first use of a topic takes the writer lock);

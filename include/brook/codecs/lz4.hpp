@@ -90,8 +90,9 @@ class lz4_codec final : public compression_codec {
                         info.contentSize, max_bytes);
     }
     LZ4F_resetDecompressionContext(dctx.get());
-    // With a content size, the first window fits the frame; a reused buffer's free room
-    // (batch_decompressor keeps a whole block of it) is taken whole, as bounded_output does.
+    // With a content size, the first window fits the frame (up to 64 KiB); a reused
+    // buffer's free room (batch_decompressor keeps 64 KiB of it) is taken whole, as
+    // bounded_output does.
     detail::bounded_output sink(out, max_bytes, in.size(), info.contentSize);
     auto r = decompress_frame(dctx.get(), in, sink);
     if (r) sink.keep();

@@ -30,9 +30,10 @@
 
 namespace brook {
 
-/// The size of one window a decompressor fills between two checks of its limit (64 KiB, an
-/// lz4 block). A buffer that is reused across batches keeps this much room, so a decoder
-/// writes a whole block straight into it (format/batch_decompressor.hpp).
+/// The size of one window a decompressor fills between two checks of its limit (64 KiB, the
+/// block of the lz4 frames Java and librdkafka write). A buffer that is reused across batches
+/// keeps this much room, so liblz4 decodes such a block straight into it
+/// (format/batch_decompressor.hpp).
 inline constexpr std::size_t decompress_window_bytes = 64 * 1024;
 
 /// One codec. An interface (not a template) because the host chooses the codecs at run time

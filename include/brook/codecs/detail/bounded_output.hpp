@@ -39,10 +39,10 @@ class bounded_output {
       : out_(out),
         start_(out.size()),
         max_bytes_(max_bytes),
-        next_window_(
-            std::max(std::clamp<std::uint64_t>(expected_bytes > 0 ? expected_bytes + 1 : std::uint64_t{input_bytes} * 8,
-                                               4096, window_bytes),
-                     std::min(out.capacity() - out.size(), window_bytes))) {}
+        next_window_(static_cast<std::size_t>(std::max<std::uint64_t>(
+            std::clamp<std::uint64_t>(expected_bytes > 0 ? expected_bytes + 1 : std::uint64_t{input_bytes} * 8, 4096,
+                                      window_bytes),
+            std::min(out.capacity() - out.size(), window_bytes)))) {}
   bounded_output(const bounded_output&) = delete;
   bounded_output& operator=(const bounded_output&) = delete;
   /// Restores `out` to its size before the call unless keep() was called.
