@@ -2,15 +2,20 @@
 // and dump-log decoding each codec, and batches the library compressed itself. The tool is
 // built with every codec brook's tests need (tests/CMakeLists.txt requires all four).
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
+#include <brook/format/bytes.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
 
@@ -55,6 +60,44 @@ std::vector<std::string> codecs_of(const std::string& dump) {
     out.push_back(l.substr(from, l.find(' ', from) - from));
   }
   return out;
+}
+
+/// `n` lines of seeded words from a small vocabulary: compressible, and unlike `lines` its
+/// compressed form depends on how hard a codec searches (its level).
+std::string word_lines(int n) {
+  static const char* const words[] = {"alpha", "bravo",  "charlie", "delta", "echo", "fox",      "golf",  "hotel",
+                                      "india", "juliet", "kilo",    "lima",  "mike", "november", "oscar", "papa"};
+  std::mt19937 rng(20261205);
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    for (int w = 0; w < 12; ++w) s += std::string(words[rng() % 16]) + (w == 11 ? "\n" : " ");
+  }
+  return s;
+}
+
+/// The codec payload (the bytes after the 61-byte header) of every batch in segment `file`.
+std::vector<std::string> batch_payloads(const fs::path& file) {
+  const std::string raw = read_file(file);
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at + 12 <= raw.size()) {
+    const auto len =
+        static_cast<std::size_t>(brook::detail::load_be32(reinterpret_cast<const std::byte*>(raw.data()) + at + 8));
+    REQUIRE(at + 12 + len <= raw.size());
+    REQUIRE(len >= 49);
+    out.push_back(raw.substr(at + 61, 12 + len - 61));
+    at += 12 + len;
+  }
+  return out;
+}
+
+/// `payload` decompressed with `codec` and compressed again at `level`.
+std::string recompressed(const brook::compression_codec& codec, const std::string& payload, int level) {
+  brook::byte_buffer records, again;
+  const auto in = std::as_bytes(std::span<const char>(payload.data(), payload.size()));
+  REQUIRE(codec.decompress(in, 1 << 20, records));
+  REQUIRE(codec.compress(records, level, again));
+  return std::string(reinterpret_cast<const char*>(again.data()), again.size());
 }
 
 }  // namespace
@@ -219,6 +262,83 @@ TEST_CASE("a zstd batch the library appended through a data_dir dumps and consum
   auto t = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning"});
   REQUIRE(t.exit_code == 0);
   CHECK(t.out == "hello\n" + std::string(500, 'z') + "\nnull\n");
+}
+
+TEST_CASE("produce --compression-level compresses at that level in both forms", "[tools][cli][compression]") {
+  struct choice {
+    brook::compression_type type;
+    const char* name;
+    int level;
+  };
+  const auto c =
+      GENERATE(choice{brook::compression_type::gzip, "gzip", 1}, choice{brook::compression_type::gzip, "gzip", 9},
+               choice{brook::compression_type::lz4, "lz4", 1}, choice{brook::compression_type::lz4, "lz4", 17},
+               choice{brook::compression_type::zstd, "zstd", 1}, choice{brook::compression_type::zstd, "zstd", 19},
+               choice{brook::compression_type::zstd, "zstd", -5});
+  const bool topic_form = GENERATE(false, true);
+  CAPTURE(c.name, c.level, topic_form);
+  const auto codecs = brook::test::all_codecs();
+  const auto codec = codecs.get(c.type);
+  REQUIRE(codec);
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path data = tmp / "data";
+  const std::string level = std::to_string(c.level);
+  fs::path file;
+  if (topic_form) {
+    REQUIRE(brook_cli({"topics", "--data-dir", data.string(), "--create", "--topic", "t"}).exit_code == 0);
+    auto p = brook_cli({"produce", "--data-dir", data.string(), "--topic", "t", "--partition", "0", "--compression",
+                        c.name, "--compression-level", level},
+                       word_lines(60));
+    REQUIRE(p.exit_code == 0);
+    file = data / "t-0" / segment0;
+  } else {
+    auto p = brook_cli({"produce", (tmp / "t-0").string(), "--compression", c.name, "--compression-level", level},
+                       word_lines(60));
+    REQUIRE(p.exit_code == 0);
+    file = tmp / "t-0" / segment0;
+  }
+  const auto payloads = batch_payloads(file);
+  REQUIRE_FALSE(payloads.empty());
+  for (const auto& payload : payloads) {
+    CHECK(recompressed(**codec, payload, c.level) == payload);
+    // The level mattered: the codec's default level writes other bytes for these records.
+    CHECK(recompressed(**codec, payload, (*codec)->default_level()) != payload);
+  }
+}
+
+TEST_CASE("produce --compression-level outside the codec's range is a usage error", "[tools][cli][compression]") {
+  brook::test::temp_dir tmp("brook-cli-compression");
+  const fs::path dir = tmp / "t-0";
+  auto lz4 = brook_cli({"produce", dir.string(), "--compression", "lz4", "--compression-level", "18"}, "x\n");
+  CHECK(lz4.exit_code == 2);
+  CHECK(contains(lz4.err, "--compression-level: lz4 compression level 18 is outside Kafka's range"));
+  auto snappy = brook_cli({"produce", dir.string(), "--compression", "snappy", "--compression-level", "1"}, "x\n");
+  CHECK(snappy.exit_code == 2);
+  CHECK(contains(snappy.err, "snappy has no level"));
+  auto none = brook_cli({"produce", dir.string(), "--compression-level", "3"}, "x\n");
+  CHECK(none.exit_code == 2);
+  CHECK(contains(none.err, "--compression-level: none takes no compression level"));
+  auto word = brook_cli({"produce", dir.string(), "--compression", "gzip", "--compression-level", "max"}, "x\n");
+  CHECK(word.exit_code == 2);
+  CHECK(contains(word.err, "--compression-level"));
+  CHECK_FALSE(fs::exists(dir));  // refused before anything was opened
+
+  const fs::path data = tmp / "data";
+  REQUIRE(brook_cli({"topics", "--data-dir", data.string(), "--create", "--topic", "t"}).exit_code == 0);
+  auto t = brook_cli(
+      {"produce", "--data-dir", data.string(), "--topic", "t", "--compression", "gzip", "--compression-level", "10"},
+      "x\n");
+  CHECK(t.exit_code == 2);
+  CHECK(contains(t.err, "gzip compression level 10 is outside Kafka's range"));
+  auto nothing = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning"});
+  REQUIRE(nothing.exit_code == 0);
+  CHECK(nothing.out.empty());
+
+  // A valid level of the codec: snappy's only level, 0.
+  auto ok = brook_cli({"produce", dir.string(), "--compression", "snappy", "--compression-level", "0"}, "x\n");
+  CHECK(ok.exit_code == 0);
+  auto h = brook_cli({"produce", "--help"});
+  CHECK(contains(h.out, "--compression-level L"));
 }
 
 #endif  // BROOK_CLI_PATH

@@ -10,6 +10,7 @@
 #include "commands/cli.hpp"
 
 namespace brook {
+class compression_codec;
 class consumer_record;
 }  // namespace brook
 
@@ -22,6 +23,9 @@ extern const command_spec produce_spec;
 int run_produce(const parsed_args& args);
 /// produce's --compression (none without it). Throws usage_error for an unknown name.
 compression_type produce_compression(const parsed_args& args);
+/// produce's --compression-level for `codec` (the codec --compression names): the codec's
+/// Kafka default without it. Throws usage_error for a level outside the codec's range.
+int produce_compression_level(const parsed_args& args, const compression_codec& codec);
 /// The `--data-dir D --topic T` form of produce (produce_topic.cpp).
 int run_produce_topic(const parsed_args& args);
 

@@ -1,11 +1,15 @@
-// brook produce DIR [--key-separator S] [--batch-size N] [--compression C]
-// brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N] [--compression C]
+// brook produce DIR [--key-separator S] [--batch-size N] [--compression C [--compression-level L]]
+// brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]
+//               [--compression C [--compression-level L]]
 //   (the topic form is in produce_topic.cpp)
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
 
+#include <brook/core/assert.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/partition_log.hpp>
@@ -24,9 +28,9 @@ constexpr std::int64_t default_batch_records = 100;
 
 const command_spec produce_spec{
     "produce",
-    "DIR [--key-separator S] [--batch-size N] [--compression C]\n"
+    "DIR [--key-separator S] [--batch-size N] [--compression C [--compression-level L]]\n"
     "       brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]\n"
-    "                     [--compression C]",
+    "                     [--compression C [--compression-level L]]",
     "Append one record per line of stdin to a partition log DIR, or to a topic of a data directory.",
     R"txt(Each line (without its '\n'; a '\r' is kept) becomes one record whose value is the
 line and whose timestamp is the current time in ms (CreateTime). An empty line is an
@@ -63,6 +67,11 @@ Options:
                      bytes above count the records before compression. A codec this
                      brook was built without is UNSUPPORTED_COMPRESSION_TYPE (exit 1),
                      an unknown name a usage error.
+  --compression-level L
+                     the level --compression's codec compresses at, Kafka's
+                     compression.<codec>.level: gzip -1 (zlib's default, 6) or 1..9,
+                     lz4 1..17, zstd libzstd's minimum (a negative level)..22; none and
+                     snappy have no level (only 0). Another level is a usage error.
   --data-dir D       topic form: the data directory (must exist)
   --topic T          topic form: the topic (must exist)
   --partition P      topic form: send every record to partition P (default: the
@@ -76,7 +85,8 @@ record acknowledged before the error is printed), 2 usage error.)txt",
      {"--data-dir", true},
      {"--topic", true},
      {"--partition", true},
-     {"--compression", true}},
+     {"--compression", true},
+     {"--compression-level", true}},
     0,
     1};
 
@@ -85,10 +95,10 @@ namespace {
 /// Builds batches of lines and appends them to one partition log (DIR form).
 class batch_writer {
  public:
-  /// `codec`: the codec batches are compressed with, null for none.
+  /// `codec`: the codec batches are compressed with at `level`, null for none.
   batch_writer(partition_log& log, std::optional<std::string> sep, std::int32_t max_records,
-               const compression_codec* codec)
-      : log_(log), sep_(std::move(sep)), max_records_(max_records), codec_(codec) {}
+               const compression_codec* codec, int level)
+      : log_(log), sep_(std::move(sep)), max_records_(max_records), codec_(codec), level_(level) {}
 
   result<void> add(std::string_view line) {
     auto [key, value] = split_line(line, sep_);
@@ -102,8 +112,7 @@ class batch_writer {
   /// Appends the pending batch, if any.
   result<void> write() {
     if (builder_.empty()) return ok();
-    auto batch = codec_ != nullptr ? builder_.finish(*codec_, codec_->default_level())
-                                   : result<std::span<std::byte>>(builder_.finish());
+    auto batch = codec_ != nullptr ? builder_.finish(*codec_, level_) : result<std::span<std::byte>>(builder_.finish());
     auto r = batch ? log_.append(*batch) : result<append_result>(batch.error());
     builder_.reset();
     if (!r) return r.error();
@@ -117,6 +126,7 @@ class batch_writer {
   std::optional<std::string> sep_;
   std::int32_t max_records_;
   const compression_codec* codec_;
+  int level_;
   record_batch_builder builder_;
   system_clock clock_;
 };
@@ -131,6 +141,18 @@ compression_type produce_compression(const parsed_args& args) {
   return *t;
 }
 
+int produce_compression_level(const parsed_args& args, const compression_codec& codec) {
+  auto v = args.get("--compression-level");
+  if (!v) return codec.default_level();
+  const auto level = static_cast<int>(parse_int("--compression-level", *v, std::numeric_limits<std::int32_t>::min(),
+                                                std::numeric_limits<std::int32_t>::max()));
+  if (codec.valid_level(level)) return level;
+  byte_buffer unused;  // compress() names the codec's range in its error, and writes nothing
+  auto r = codec.compress({}, level, unused);
+  BROOK_ASSERT(!r, "a level valid_level refuses was accepted by compress");
+  throw usage_error(fmt::format("--compression-level: {}", r.error().message()));
+}
+
 int run_produce(const parsed_args& args) {
   if (is_topic_mode(args, {}, {"--partition"})) return run_produce_topic(args);
   const fs::path dir = args.positional.at(0);
@@ -142,11 +164,12 @@ int run_produce(const parsed_args& args) {
   const compression_type compression = produce_compression(args);
   auto codec = cli_codec(compression);
   if (!codec) return fail(codec.error());
+  const int level = produce_compression_level(args, **codec);
 
   auto lr = partition_log::open(dir, cli_log_config());
   if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));
   partition_log& log = **lr;
-  batch_writer writer(log, sep, max_records, compression == compression_type::none ? nullptr : *codec);
+  batch_writer writer(log, sep, max_records, compression == compression_type::none ? nullptr : *codec, level);
 
   auto r = read_stdin_lines([&](std::string_view line) { return writer.add(line); }, [&] { return writer.write(); });
   if (r) r = writer.write();

@@ -1,5 +1,5 @@
 // brook produce --data-dir D --topic T [--key-separator S] [--partition P] [--batch-size N]
-//               [--compression C]
+//               [--compression C [--compression-level L]]
 //
 // Lines go through brook::producer. The tool, not linger.ms, decides when batches close:
 // it flushes the producer after --batch-size records, when input is idle (linger.ms=0
@@ -39,14 +39,14 @@ struct sent_record {
 class topic_sender {
  public:
   topic_sender(data_dir& dd, std::string topic, std::int32_t partitions, std::optional<partition_id> fixed,
-               std::optional<std::string> sep, std::size_t max_records, compression_type compression)
+               std::optional<std::string> sep, std::size_t max_records, compression_type compression, int level)
       : topic_(std::move(topic)),
         partitions_(partitions),
         fixed_(fixed),
         sep_(std::move(sep)),
         max_records_(max_records),
         partitioner_(std::make_shared<default_partitioner>()),
-        producer_(dd, config(partitioner_, compression)) {}
+        producer_(dd, config(partitioner_, compression, level)) {}
 
   result<void> add(std::string_view line) {
     auto [key, value] = split_line(line, sep_);
@@ -93,10 +93,14 @@ class topic_sender {
 
  private:
   /// The producer compresses with the data directory's codecs (the tool's, cli_codecs.hpp).
-  static producer_config config(std::shared_ptr<partitioner> p, compression_type compression) {
+  /// `level` is valid for `compression` (produce_compression_level checked it).
+  static producer_config config(std::shared_ptr<partitioner> p, compression_type compression, int level) {
     producer_config cfg;
     cfg.partitioner = std::move(p);
     cfg.compression = compression;
+    if (compression == compression_type::gzip) cfg.compression_gzip_level = level;
+    if (compression == compression_type::lz4) cfg.compression_lz4_level = level;
+    if (compression == compression_type::zstd) cfg.compression_zstd_level = level;
     cfg.linger = std::chrono::hours(1);  // batches are closed by flush(), see the file comment
     return cfg;
   }
@@ -128,7 +132,9 @@ int run_produce_topic(const parsed_args& args) {
         static_cast<std::int32_t>(parse_int("--partition", *v, 0, std::numeric_limits<std::int32_t>::max())));
 
   if (auto v = validate_topic_name(topic); !v) return fail(v.error());
-  if (auto c = cli_codec(compression); !c) return fail(c.error());
+  auto codec = cli_codec(compression);
+  if (!codec) return fail(codec.error());
+  const int level = produce_compression_level(args, **codec);
   auto ddr = open_data_dir(data, /*read_only=*/false);
   if (!ddr) return fail(ddr.error());
   data_dir& dd = **ddr;
@@ -146,7 +152,7 @@ int run_produce_topic(const parsed_args& args) {
 
   result<void> r = ok();
   {
-    topic_sender sender(dd, topic, *n, fixed, sep, max_records, compression);
+    topic_sender sender(dd, topic, *n, fixed, sep, max_records, compression, level);
     r = read_stdin_lines([&](std::string_view line) { return sender.add(line); }, [&] { return sender.flush(); });
     if (r) r = sender.flush();
     auto c = sender.close();
