@@ -10,7 +10,7 @@
 // Levels (KIP-390 `compression.gzip.level`): -1 (zlib's default, level 6; Kafka's default)
 // or 1..9.
 //
-// Thread-safety: thread-safe: compression makes a zlib stream per call; decompression keeps
+// Thread-safety: thread-safe: compression makes a zlib stream per call (one deflate call); decompression keeps
 // one per thread (thread_local, reset before each call).
 #pragma once
 
@@ -27,6 +27,7 @@
 
 #include <brook/codecs/detail/bounded_output.hpp>
 #include <brook/compression/compression_codec.hpp>
+#include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/result.hpp>
 
@@ -43,33 +44,30 @@ class gzip_codec final : public compression_codec {
 
   result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return detail::bad_level("gzip", level, "1..9 (or -1, zlib's default 6)");
-    z_stream zs{};
+    deflater d;
     // memLevel 8 and the default strategy are what librdkafka and the JDK use.
-    if (deflateInit2(&zs, level, Z_DEFLATED, gzip_window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(&d.zs, level, Z_DEFLATED, gzip_window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       return make_error(errc::unknown_server_error, "gzip: deflateInit2 failed (out of memory?)");
     }
-    const std::size_t start = out.size();
-    out.resize(start + deflateBound(&zs, static_cast<uLong>(in.size())) + 16);
-    std::size_t consumed = 0, produced = 0;
-    int rc = Z_OK;
-    while (rc == Z_OK || rc == Z_BUF_ERROR) {
-      if (out.size() - start - produced < 1024) out.resize(out.size() + out.size() / 2 + 1024);
-      const std::size_t in_now = std::min<std::size_t>(in.size() - consumed, UINT_MAX);
-      const std::size_t out_now = std::min<std::size_t>(out.size() - start - produced, UINT_MAX);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + consumed));
-      zs.avail_in = static_cast<uInt>(in_now);
-      zs.next_out = reinterpret_cast<Bytef*>(out.data() + start + produced);
-      zs.avail_out = static_cast<uInt>(out_now);
-      rc = deflate(&zs, consumed + in_now == in.size() ? Z_FINISH : Z_NO_FLUSH);
-      consumed += in_now - zs.avail_in;
-      produced += out_now - zs.avail_out;
+    // zlib guarantees that one deflate(Z_FINISH) call given the whole input and
+    // deflateBound's room (gzip header and trailer included) ends the stream: one call, no
+    // growth loop. A batch is far below the 4 GiB one call takes.
+    const uLong bound = deflateBound(&d.zs, static_cast<uLong>(in.size()));
+    if (in.size() > UINT_MAX || bound > UINT_MAX) {
+      return make_error(errc::record_too_large, "gzip: {} bytes are more than one zlib call compresses", in.size());
     }
-    deflateEnd(&zs);
-    out.resize(start + produced);
+    const std::size_t start = out.size();
+    resize_uninitialized(out, start + bound);  // on bad_alloc `out` is as it was; ~deflater frees the stream
+    d.zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+    d.zs.avail_in = static_cast<uInt>(in.size());
+    d.zs.next_out = reinterpret_cast<Bytef*>(out.data() + start);
+    d.zs.avail_out = static_cast<uInt>(bound);
+    const int rc = deflate(&d.zs, Z_FINISH);
     if (rc != Z_STREAM_END) {
       out.resize(start);
       return make_error(errc::unknown_server_error, "gzip: deflate failed ({})", rc);
     }
+    out.resize(start + (bound - d.zs.avail_out));
     return {};
   }
 
@@ -93,6 +91,15 @@ class gzip_codec final : public compression_codec {
   }
 
  private:
+  // A deflate stream for one compress call, ended however the call leaves.
+  struct deflater {
+    z_stream zs{};
+    deflater() = default;
+    deflater(const deflater&) = delete;
+    deflater& operator=(const deflater&) = delete;
+    ~deflater() { deflateEnd(&zs); }  // harmless (Z_STREAM_ERROR) when deflateInit2 failed
+  };
+
   struct inflater {
     z_stream zs{};
     bool ok = inflateInit2(&zs, gzip_window_bits) == Z_OK;
