@@ -330,6 +330,12 @@ TEST_CASE("produce --compression-level outside the codec's range is a usage erro
       "x\n");
   CHECK(t.exit_code == 2);
   CHECK(contains(t.err, "gzip compression level 10 is outside Kafka's range"));
+  // A level that is not a number is a usage error before anything else is looked at.
+  auto bad_topic = brook_cli({"produce", "--data-dir", data.string(), "--topic", "no/such", "--compression", "gzip",
+                              "--compression-level", "max"},
+                             "x\n");
+  CHECK(bad_topic.exit_code == 2);
+  CHECK(contains(bad_topic.err, "--compression-level"));
   auto nothing = brook_cli({"consume", "--data-dir", data.string(), "--topic", "t", "--from-beginning"});
   REQUIRE(nothing.exit_code == 0);
   CHECK(nothing.out.empty());

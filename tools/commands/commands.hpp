@@ -3,6 +3,7 @@
 // errors are thrown as usage_error and become 2 in main).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <brook/compression/compression_type.hpp>
@@ -21,11 +22,16 @@ int run_dump_log(const parsed_args& args);
 
 extern const command_spec produce_spec;
 int run_produce(const parsed_args& args);
-/// produce's --compression (none without it). Throws usage_error for an unknown name.
-compression_type produce_compression(const parsed_args& args);
-/// produce's --compression-level for `codec` (the codec --compression names): the codec's
-/// Kafka default without it. Throws usage_error for a level outside the codec's range.
-int produce_compression_level(const parsed_args& args, const compression_codec& codec);
+/// produce's --compression and --compression-level, as given.
+struct produce_compression_args {
+  compression_type type = compression_type::none;  ///< none without --compression
+  std::optional<int> level;                        ///< none without --compression-level
+};
+/// Throws usage_error for an unknown codec name or a level that is not a number.
+produce_compression_args produce_compression(const parsed_args& args);
+/// The level to compress at with `codec` (the codec --compression names): `level`, or the
+/// codec's Kafka default without one. Throws usage_error for a level outside its range.
+int produce_compression_level(std::optional<int> level, const compression_codec& codec);
 /// The `--data-dir D --topic T` form of produce (produce_topic.cpp).
 int run_produce_topic(const parsed_args& args);
 

@@ -63,10 +63,11 @@ Options:
   --batch-size N     at most N records per batch (1..1000000, default 100)
   --compression C    compress each batch's records with codec C, Kafka's
                      compression.type: none (default), gzip, snappy, lz4 or zstd, any
-                     case, at Kafka's default level (gzip 6, lz4 9, zstd 3). The 16384
-                     bytes above count the records before compression. A codec this
-                     brook was built without is UNSUPPORTED_COMPRESSION_TYPE (exit 1),
-                     an unknown name a usage error.
+                     case, at Kafka's default level (gzip 6, lz4 9, zstd 3) unless
+                     --compression-level says otherwise. The 16384 bytes above count
+                     the records before compression. A codec this brook was built
+                     without is UNSUPPORTED_COMPRESSION_TYPE (exit 1), an unknown name a
+                     usage error.
   --compression-level L
                      the level --compression's codec compresses at, Kafka's
                      compression.<codec>.level: gzip -1 (zlib's default, 6) or 1..9,
@@ -133,19 +134,23 @@ class batch_writer {
 
 }  // namespace
 
-compression_type produce_compression(const parsed_args& args) {
-  auto v = args.get("--compression");
-  if (!v) return compression_type::none;
-  auto t = parse_compression_type(*v);
-  if (!t) throw usage_error(fmt::format("--compression: {}", t.error().message()));
-  return *t;
+produce_compression_args produce_compression(const parsed_args& args) {
+  produce_compression_args a;
+  if (auto v = args.get("--compression")) {
+    auto t = parse_compression_type(*v);
+    if (!t) throw usage_error(fmt::format("--compression: {}", t.error().message()));
+    a.type = *t;
+  }
+  if (auto v = args.get("--compression-level")) {
+    a.level = static_cast<int>(parse_int("--compression-level", *v, std::numeric_limits<std::int32_t>::min(),
+                                         std::numeric_limits<std::int32_t>::max()));
+  }
+  return a;
 }
 
-int produce_compression_level(const parsed_args& args, const compression_codec& codec) {
-  auto v = args.get("--compression-level");
-  if (!v) return codec.default_level();
-  const auto level = static_cast<int>(parse_int("--compression-level", *v, std::numeric_limits<std::int32_t>::min(),
-                                                std::numeric_limits<std::int32_t>::max()));
+int produce_compression_level(std::optional<int> level_arg, const compression_codec& codec) {
+  if (!level_arg) return codec.default_level();
+  const int level = *level_arg;
   if (codec.valid_level(level)) return level;
   byte_buffer unused;  // compress() names the codec's range in its error, and writes nothing
   auto r = codec.compress({}, level, unused);
@@ -161,10 +166,10 @@ int run_produce(const parsed_args& args) {
   const auto max_records = static_cast<std::int32_t>(
       args.has("--batch-size") ? parse_int("--batch-size", *args.get("--batch-size"), 1, 1'000'000)
                                : default_batch_records);
-  const compression_type compression = produce_compression(args);
+  const auto [compression, level_arg] = produce_compression(args);
   auto codec = cli_codec(compression);
   if (!codec) return fail(codec.error());
-  const int level = produce_compression_level(args, **codec);
+  const int level = produce_compression_level(level_arg, **codec);
 
   auto lr = partition_log::open(dir, cli_log_config());
   if (!lr) return fail(with_partition_serve_hint(lr.error(), dir));

@@ -125,7 +125,7 @@ int run_produce_topic(const parsed_args& args) {
   const auto max_records = static_cast<std::size_t>(
       args.has("--batch-size") ? parse_int("--batch-size", *args.get("--batch-size"), 1, 1'000'000)
                                : default_batch_records);
-  const compression_type compression = produce_compression(args);
+  const auto [compression, level_arg] = produce_compression(args);
   std::optional<partition_id> fixed;
   if (auto v = args.get("--partition"))
     fixed = partition_id(
@@ -134,7 +134,7 @@ int run_produce_topic(const parsed_args& args) {
   if (auto v = validate_topic_name(topic); !v) return fail(v.error());
   auto codec = cli_codec(compression);
   if (!codec) return fail(codec.error());
-  const int level = produce_compression_level(args, **codec);
+  const int level = produce_compression_level(level_arg, **codec);
   auto ddr = open_data_dir(data, /*read_only=*/false);
   if (!ddr) return fail(ddr.error());
   data_dir& dd = **ddr;

@@ -110,10 +110,11 @@ inline partition_id partition_for_key(nullable_bytes key, std::int32_t num_parti
 }
 
 /// Chooses a partition for each record; the host may implement its own.
-/// The producer calls partition() for each record that has no explicit partition (twice
-/// when the first answer's batch is full: Kafka's abortOnNewBatch), and on_new_batch() when
-/// the batch it was filling for (topic, previous) was closed (full or sent), which is when
-/// sticky partitioners move on.
+/// The producer calls partition() for each record that has no explicit partition, twice
+/// when the record would start a new batch on the first answer's partition (none open there,
+/// or the open one full: Kafka's abortOnNewBatch), and on_new_batch() in between, when the
+/// batch it was filling for (topic, previous) was closed (full or sent), which is when sticky
+/// partitioners move on.
 ///
 /// Thread-safety: implementations must allow partition() and on_new_batch() to be called
 /// from many threads at once; brook's own do.
