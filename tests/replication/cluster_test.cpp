@@ -46,6 +46,21 @@ struct fixture {
     return std::move(*r);
   }
 
+  /// Replaces the cluster with a fresh one (in its own directory) whose brokers were given
+  /// every codec brook's tests use.
+  void reopen_with_all_codecs(int min_isr) {
+    c.reset();
+    cluster_config cfg;
+    cfg.broker.dir.defaults.clock = clk;
+    cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
+    cfg.broker.min_insync_replicas = min_isr;
+    cfg.controller.seed = 7;
+    cfg.broker_files = disks.hook();
+    auto r = cluster::open(dir.path() / "codecs", cfg);
+    REQUIRE(r);
+    c = std::move(*r);
+  }
+
   void steps(int n, std::int64_t ms = 100) {
     for (int i = 0; i < n; ++i) {
       clk->advance(ms);
@@ -160,18 +175,7 @@ TEST_CASE("acks=all completes once every ISR member has the batch, replicas end 
 
 TEST_CASE("followers copy a compressed batch byte for byte") {
   fixture f(2);
-  f.c.reset();
-  f.c = [&] {
-    cluster_config cfg;
-    cfg.broker.dir.defaults.clock = f.clk;
-    cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
-    cfg.broker.min_insync_replicas = 2;
-    cfg.controller.seed = 7;
-    cfg.broker_files = f.disks.hook();
-    auto r = cluster::open(f.dir.path() / "codecs", cfg);
-    REQUIRE(r);
-    return std::move(*r);
-  }();
+  f.reopen_with_all_codecs(2);
   REQUIRE_OK(f.c->create_topic("z", 1, 3));
   const auto codecs = brook::test::all_codecs();
   record_batch_builder b;
@@ -775,17 +779,7 @@ TEST_CASE("cluster_source: consumers read compressed batches with the brokers' c
   // cluster_source::codecs() hands a consumer that names no codecs of its own (and the group
   // coordinator's offsets load) the codecs the brokers were given.
   fixture f(2);
-  f.c.reset();
-  f.c = [&] {
-    cluster_config cfg;
-    cfg.broker.dir.defaults.clock = f.clk;
-    cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
-    cfg.controller.seed = 7;
-    cfg.broker_files = f.disks.hook();
-    auto r = cluster::open(f.dir.path() / "codecs", cfg);
-    REQUIRE(r);
-    return std::move(*r);
-  }();
+  f.reopen_with_all_codecs(1);  // the default min.insync.replicas
   REQUIRE_OK(f.c->create_topic("z", 1, 3));
   const auto codecs = brook::test::all_codecs();
   record_batch_builder b;
