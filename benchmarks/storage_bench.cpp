@@ -226,12 +226,12 @@ struct scan_log {
   std::uint64_t bytes = 0;
   std::int64_t records = 0;
 
-  scan_log() {
+  /// `batch` is appended until the log holds `size` bytes.
+  explicit scan_log(std::vector<std::byte> batch, std::uint64_t size = scan_log_bytes) {
     auto r = partition_log::open(dir.path() / "scan-0", bench_config());
     if (!r) throw std::runtime_error(r.error().to_string());
     log = std::move(*r);
-    auto batch = bench::standard_batch(now_ms());
-    while (bytes < scan_log_bytes) {
+    while (bytes < size) {
       auto a = log->append(batch);
       if (!a) throw std::runtime_error(a.error().to_string());
       bytes += a->bytes;
@@ -256,7 +256,20 @@ struct scan_log {
 };
 
 scan_log& the_scan_log() {
-  static scan_log l;
+  static scan_log l(bench::standard_batch(now_ms()));
+  return l;
+}
+
+/// A 64 MiB log of one-record batches (~170 bytes each): ~24 batches per offset index
+/// entry (index.interval.bytes 4096), where a lookup scans batch headers from the entry.
+scan_log& the_small_batch_log() {
+  static scan_log l(
+      [] {
+        record_batch_builder b;
+        auto s = bench::build_batch(b, bench::make_value(bench::record_value_bytes), now_ms(), 1);
+        return std::vector<std::byte>(s.begin(), s.end());
+      }(),
+      64ull * 1024 * 1024);
   return l;
 }
 
@@ -306,12 +319,11 @@ BENCHMARK(BM_MemcpyFromLogMapping)->Name("BM_Memcpy/256MiB_from_log_mapping")->U
 /// checked:0  the batch is trusted (it was validated on append): header checks only.
 /// checked:1  CRC and every record checked as well, as a consumer with check.crcs does.
 /// span_MiB    offsets are drawn uniformly from the records in the last span_MiB of the
-///             log: 256 = the whole log (DRAM- and TLB-bound), 8 = a tail that fits in L3
-///             (consumers reading near the head).
+///             log: the log's size (256, or 64 for the one-record log) = the whole log
+///             (DRAM- and TLB-bound), 8 = a tail that fits in L3 (consumers near the head).
 /// seek        0: iterate the batch's records to `o`; 1: record_batch_view::seek(o), which
 ///             steps by record lengths.
-void BM_LogLookup(benchmark::State& state) {
-  auto& f = the_scan_log();
+void log_lookup(benchmark::State& state, scan_log& f) {
   const batch_check check = state.range(0) ? batch_check{} : batch_check{.crc = false, .records = false};
   const std::int64_t start = f.log->log_start_offset().value(), end = f.log->log_end_offset().value();
   const auto span_bytes = static_cast<std::uint64_t>(state.range(1)) * 1024 * 1024;
@@ -357,6 +369,7 @@ void BM_LogLookup(benchmark::State& state) {
   benchmark::DoNotOptimize(payload);
   state.SetItemsProcessed(state.iterations());
 }
+void BM_LogLookup(benchmark::State& state) { log_lookup(state, the_scan_log()); }
 BENCHMARK(BM_LogLookup)
     ->ArgNames({"checked", "span_MiB", "seek"})
     ->Args({0, 256, 0})
@@ -364,5 +377,10 @@ BENCHMARK(BM_LogLookup)
     ->Args({1, 256, 0})
     ->Args({0, 8, 0})
     ->Args({0, 8, 1});
+
+/// BM_LogLookup on the_small_batch_log(): one record per batch, so the lookup's cost is
+/// finding the batch (index entry, then batch headers), not stepping inside it.
+void BM_LogLookupOneRecordBatches(benchmark::State& state) { log_lookup(state, the_small_batch_log()); }
+BENCHMARK(BM_LogLookupOneRecordBatches)->ArgNames({"checked", "span_MiB", "seek"})->Args({0, 64, 1})->Args({0, 8, 1});
 
 }  // namespace
