@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include <brook/codecs/gzip.hpp>
@@ -77,6 +78,55 @@ TEST_CASE("gzip has Kafka's levels", "[codecs][gzip]") {
 
 TEST_CASE("gzip round trips at several levels", "[codecs][gzip]") {
   check_round_trips(brook::codecs::gzip_codec{}, {-1, 1, 6, 9});
+}
+
+TEST_CASE("gzip finishes a stream given less room than deflateBound", "[codecs][gzip]") {
+  // As on a zlib build whose deflateBound falls short: the stream goes on in more room, and
+  // the bytes before it in `out` stay.
+  const brook::codecs::gzip_codec gzip;
+  for (const auto& in : {json_like(3, 200 * 1024), random_bytes(4, 150 * 1024)}) {
+    for (std::size_t room : {std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+      z_stream zs{};
+      REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+      zs.avail_in = static_cast<uInt>(in.size());
+      brook::byte_buffer out = to_bytes("kept");
+      const auto r = brook::codecs::gzip_codec::deflate_to_end(zs, room, out);
+      deflateEnd(&zs);
+      REQUIRE(r);
+      REQUIRE(out.size() > 4 + 18);
+      CHECK(brook::byte_buffer(out.begin(), out.begin() + 4) == to_bytes("kept"));
+      brook::byte_buffer back;
+      REQUIRE(gzip.decompress(std::span<const std::byte>(out).subspan(4), in.size(), back));
+      CHECK(back == in);
+    }
+  }
+}
+
+TEST_CASE("gzip leaves the output as it was when deflate fails", "[codecs][gzip]") {
+  z_stream never_initialised{};  // deflate refuses it: Z_STREAM_ERROR
+  brook::byte_buffer out = to_bytes("kept");
+  const auto r = brook::codecs::gzip_codec::deflate_to_end(never_initialised, 64, out);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == brook::errc::unknown_server_error);
+  CHECK(out == to_bytes("kept"));
+}
+
+TEST_CASE("gzip refuses an input one zlib call cannot take before allocating", "[codecs][gzip]") {
+  // Address space only (MAP_NORESERVE, never touched): compress must refuse on the size.
+  const std::size_t n = brook::codecs::gzip_codec::max_input_bytes + 1;
+  void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    WARN("no " << n << " bytes of address space: skipped");
+    return;
+  }
+  brook::byte_buffer out = to_bytes("kept");
+  const auto r =
+      brook::codecs::gzip_codec{}.compress(std::span<const std::byte>(static_cast<const std::byte*>(p), n), -1, out);
+  munmap(p, n);
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == brook::errc::record_too_large);
+  CHECK(out == to_bytes("kept"));
 }
 
 TEST_CASE("gzip writes one RFC 1952 member", "[codecs][gzip]") {

@@ -10,7 +10,10 @@
 // Levels (KIP-390 `compression.gzip.level`): -1 (zlib's default, level 6; Kafka's default)
 // or 1..9.
 //
-// Thread-safety: thread-safe: compression makes a zlib stream per call (one deflate call); decompression keeps
+// Compression is one deflate(Z_FINISH) call into deflateBound's room; more calls, in more
+// room, only on a zlib build whose deflateBound falls short (deflate_to_end).
+//
+// Thread-safety: thread-safe: compression makes a zlib stream per call; decompression keeps
 // one per thread (thread_local, reset before each call).
 #pragma once
 
@@ -27,6 +30,7 @@
 
 #include <brook/codecs/detail/bounded_output.hpp>
 #include <brook/compression/compression_codec.hpp>
+#include <brook/core/assert.hpp>
 #include <brook/core/byte_buffer.hpp>
 #include <brook/core/error.hpp>
 #include <brook/core/result.hpp>
@@ -44,32 +48,62 @@ class gzip_codec final : public compression_codec {
 
   result<void> compress(std::span<const std::byte> in, int level, byte_buffer& out) const override {
     if (!valid_level(level)) return detail::bad_level("gzip", level, "1..9 (or -1, zlib's default 6)");
+    // One zlib call takes at most 4 GiB in, and deflateBound (a uLong, 32 bits on some
+    // hosts) must not wrap: refused before any allocation. A batch is far below this.
+    if (in.size() > max_input_bytes) {
+      return make_error(errc::record_too_large, "gzip: {} bytes are more than one zlib call compresses", in.size());
+    }
     deflater d;
     // memLevel 8 and the default strategy are what librdkafka and the JDK use.
     if (deflateInit2(&d.zs, level, Z_DEFLATED, gzip_window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       return make_error(errc::unknown_server_error, "gzip: deflateInit2 failed (out of memory?)");
     }
-    // zlib guarantees that one deflate(Z_FINISH) call given the whole input and
-    // deflateBound's room (gzip header and trailer included) ends the stream: one call, no
-    // growth loop. A batch is far below the 4 GiB one call takes.
-    const uLong bound = deflateBound(&d.zs, static_cast<uLong>(in.size()));
-    if (in.size() > UINT_MAX || bound > UINT_MAX) {
-      return make_error(errc::record_too_large, "gzip: {} bytes are more than one zlib call compresses", in.size());
-    }
-    const std::size_t start = out.size();
-    resize_uninitialized(out, start + bound);  // on bad_alloc `out` is as it was; ~deflater frees the stream
     d.zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
     d.zs.avail_in = static_cast<uInt>(in.size());
-    d.zs.next_out = reinterpret_cast<Bytef*>(out.data() + start);
-    d.zs.avail_out = static_cast<uInt>(bound);
-    const int rc = deflate(&d.zs, Z_FINISH);
-    if (rc != Z_STREAM_END) {
-      out.resize(start);
-      return make_error(errc::unknown_server_error, "gzip: deflate failed ({})", rc);
+    // zlib guarantees that one deflate(Z_FINISH) call given the whole input and
+    // deflateBound's room (gzip header and trailer included) ends the stream.
+    const uLong bound = deflateBound(&d.zs, static_cast<uLong>(in.size()));
+    return deflate_to_end(d.zs, static_cast<std::size_t>(std::min<uLong>(bound, UINT_MAX)), out);
+  }
+
+  /// Finishes the stream `zs` (its input set) into `out`, appending; first gives it `room`
+  /// bytes. Should the stream not end there (a zlib build whose deflateBound falls short),
+  /// it gives it a window more at a time. On an error `out` is as it was.
+  static result<void> deflate_to_end(z_stream& zs, std::size_t room, byte_buffer& out) {
+    BROOK_ASSERT(room > 0 && room <= UINT_MAX, "gzip: {} bytes of room for one deflate call", room);
+    constexpr std::size_t more = 64 * 1024;  // room added at a time after the first
+    const std::size_t start = out.size();
+    struct restore {  // also when a resize below throws bad_alloc
+      byte_buffer& out;
+      std::size_t size;
+      bool armed = true;
+      ~restore() {
+        if (armed) out.resize(size);
+      }
+    } guard{out, start};
+    std::size_t used = 0;
+    for (;;) {
+      resize_uninitialized(out, start + used + room);
+      zs.next_out = reinterpret_cast<Bytef*>(out.data() + start + used);
+      zs.avail_out = static_cast<uInt>(room);
+      const int rc = deflate(&zs, Z_FINISH);
+      used += room - zs.avail_out;
+      if (rc == Z_STREAM_END) break;
+      // Z_OK or Z_BUF_ERROR with the room used up: more room lets it go on.
+      if ((rc != Z_OK && rc != Z_BUF_ERROR) || zs.avail_out != 0) {
+        return make_error(errc::unknown_server_error, "gzip: deflate failed ({})", rc);
+      }
+      room = more;
     }
-    out.resize(start + (bound - d.zs.avail_out));
+    out.resize(start + used);
+    guard.armed = false;
     return {};
   }
+
+  /// The largest input compress() takes: one zlib call, whose avail_in is 32 bits, with
+  /// stock zlib's deflateBound (the input plus about 0.03%, plus header and trailer) inside
+  /// 32 bits too.
+  static constexpr std::size_t max_input_bytes = UINT_MAX - (UINT_MAX >> 8);
 
   result<void> decompress(std::span<const std::byte> in, std::size_t max_bytes, byte_buffer& out) const override {
     if (in.empty()) return detail::corrupt("gzip", "empty");
