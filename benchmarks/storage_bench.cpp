@@ -217,7 +217,8 @@ BENCHMARK(BM_RawPwriteFdatasync)->Iterations(fsync_iterations)->UseRealTime()->U
 
 // ------------------------------------------------------------------ reads of a 256 MiB log
 
-/// The 256 MiB log the read benchmarks share: built on first use, flushed (so no
+/// A log the read benchmarks share (the_scan_log(): 256 MiB of 16 KiB batches;
+/// the_small_batch_log(): 64 MiB of one-record batches): built on first use, flushed (so no
 /// writeback runs during the measurements), read once so its mapping is faulted in for
 /// every benchmark alike, and removed at exit.
 struct scan_log {

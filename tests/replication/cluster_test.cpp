@@ -1,6 +1,7 @@
 // cluster: brokers, controller, fetchers and failures in one process, stepped on a manual clock.
 #include <catch2/catch.hpp>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include <brook/client/consumer.hpp>
@@ -48,11 +49,13 @@ struct fixture {
 
   /// Replaces the cluster with a fresh one (in its own directory) whose brokers were given
   /// every codec brook's tests use.
-  void reopen_with_all_codecs(int min_isr) {
+  /// `compression`: the brokers' compression.type (nullopt: Kafka's "producer").
+  void reopen_with_all_codecs(int min_isr, std::optional<compression_type> compression = {}) {
     c.reset();
     cluster_config cfg;
     cfg.broker.dir.defaults.clock = clk;
     cfg.broker.dir.defaults.codecs = std::make_shared<const compression_codecs>(brook::test::all_codecs());
+    cfg.broker.dir.defaults.compression = compression;
     cfg.broker.min_insync_replicas = min_isr;
     cfg.controller.seed = 7;
     cfg.broker_files = disks.hook();
@@ -720,6 +723,27 @@ TEST_CASE("a topic created with config overrides gets them on every replica") {
       CHECK(r->part()->log().config().cleanup == cleanup_policy::compact);
       CHECK(r->part()->log().config().segment_bytes == 1048576);
     }
+}
+
+TEST_CASE("a cluster's __consumer_offsets keeps the coordinator's batches whatever the brokers compress") {
+  // Kafka's offsetsTopicConfigs: compression.type=producer on the topic, over the brokers' lz4.
+  fixture f;
+  f.reopen_with_all_codecs(1, compression_type::lz4);
+  REQUIRE_OK(f.c->create_topic("plain", 1, 3));
+  f.c->start();
+  cluster_backend backend(*f.c);
+  coordinator_config cc;
+  cc.offsets_topic_num_partitions = 1;
+  auto coord = group_coordinator::open(backend, cc);
+  REQUIRE_OK(coord);
+  for (int id = 1; id <= 3; ++id) {
+    auto offsets = f.c->broker(broker_id(id))->replica(offset_store::topic_name, partition_id(0));
+    auto plain = f.c->broker(broker_id(id))->replica("plain", partition_id(0));
+    REQUIRE(offsets);
+    REQUIRE(plain);
+    CHECK(offsets->part()->log().config().compression == std::nullopt);
+    CHECK(plain->part()->log().config().compression == compression_type::lz4);
+  }
 }
 
 TEST_CASE("a group coordinator on the cluster: committed offsets survive the offsets leader's loss") {
