@@ -15,7 +15,7 @@ from brook_broker import Broker, args, check, fail, java_partition  # noqa: E402
 try:
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
     from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-    from kafka.errors import TopicAlreadyExistsError
+    from kafka.errors import KafkaError, TopicAlreadyExistsError
 except ImportError:
     fail("kafka-python is not installed for /usr/bin/python3: run ./scripts/deps.sh (Debian package python3-kafka)")
 
@@ -90,10 +90,16 @@ def consume_group(address, group_id, want, members=1, timeout_s=30):
     got = {}
     lock = threading.Lock()
     assigned = [None] * members
+    caught_up = [False] * members
     deadline = time.monotonic() + timeout_s
 
-    def settled():  # every record read and, with several members, the partitions split between them
-        if len(got) < want or any(a is None for a in assigned):
+    def settled():
+        """Every record read; with several members, the partitions split between them; and
+        each member's position at the end of every partition it holds, so that its commit
+        covers them. (A member may be given partitions another read before the rebalance:
+        without the last condition it commits nothing for them, and the group reads them
+        again after a restart.)"""
+        if len(got) < want or any(a is None for a in assigned) or not all(caught_up):
             return False
         flat = sorted(p for a in assigned for p in a)
         return members == 1 or (len(flat) == len(set(flat)) and all(assigned))
@@ -107,11 +113,18 @@ def consume_group(address, group_id, want, members=1, timeout_s=30):
                 if settled():
                     break
             polled = c.poll(timeout_ms=200)
+            mine = list(c.assignment())
+            try:
+                ends = c.end_offsets(mine) if mine else {}
+                at_end = all(c.position(tp) >= ends[tp] for tp in mine)
+            except (AssertionError, KafkaError):  # a rebalance took a partition meanwhile
+                at_end = False
             with lock:
                 for tp, msgs in polled.items():
                     for m in msgs:
                         got[int(m.key[1:])] = (m.partition, m.offset)
-                assigned[i] = sorted(tp.partition for tp in c.assignment())
+                assigned[i] = sorted(tp.partition for tp in mine)
+                caught_up[i] = at_end
         c.commit()
         c.close()
 
