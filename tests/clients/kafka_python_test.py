@@ -97,8 +97,8 @@ def consume_group(address, group_id, want, members=1, timeout_s=30):
         """Every record read; with several members, the partitions split between them; and
         each member's position at the end of every partition it holds, so that its commit
         covers them. (A member may be given partitions another read before the rebalance:
-        without the last condition it commits nothing for them, and the group reads them
-        again after a restart.)"""
+        without the last condition it could commit its fresh position for them, their
+        start, and the group would read them again after a restart.)"""
         if len(got) < want or any(a is None for a in assigned) or not all(caught_up):
             return False
         flat = sorted(p for a in assigned for p in a)
