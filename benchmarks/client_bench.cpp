@@ -11,6 +11,9 @@
 //                               send() appends itself). S: the consumer's poll_spin in
 //                               microseconds (0, the default: it sleeps at once; 50: it
 //                               watches 50 us before sleeping).
+//   BM_PubSub1P1CLinger/linger_ms:L
+//                               BM_PubSub1P1C/rate:0 with the producer's linger.ms at L = 5,
+//                               Kafka 4.0's default: batches fill before the sender takes them.
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -248,10 +251,9 @@ std::int64_t batches_in(data_dir& dd) {
 
 // ------------------------------------------------------------------ persisted pub/sub
 
-void BM_PubSub1P1C(benchmark::State& state) {
-  const std::int64_t rate = state.range(0);
-  const bool in_caller = state.range(1) != 0;
-  const std::int64_t spin_us = state.range(2);
+/// BM_PubSub1P1C and BM_PubSub1P1CLinger: see the file comment.
+void pubsub_1p1c(benchmark::State& state, std::int64_t rate, bool in_caller, std::int64_t spin_us,
+                 std::chrono::milliseconds linger) {
   const std::int64_t n = rate == 0 ? pubsub_records : paced_records;
   latencies e2e, ack;
   e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
@@ -267,7 +269,7 @@ void BM_PubSub1P1C(benchmark::State& state) {
     if (!con.assign({{topic, partition_id(0)}})) return state.SkipWithError("assign failed");
     producer_config pc;
     pc.acks = acks_mode::leader;
-    pc.linger = std::chrono::milliseconds(0);
+    pc.linger = linger;
     pc.append_in_caller = in_caller;
     producer prod(*t, pc);
     // What the send callbacks touch, behind one pointer so the callback fits in
@@ -350,6 +352,18 @@ void BM_PubSub1P1C(benchmark::State& state) {
   if (batches > 0)
     state.counters["recs_per_batch"] = static_cast<double>(state.iterations() * n) / static_cast<double>(batches);
 }
+void BM_PubSub1P1C(benchmark::State& state) {
+  pubsub_1p1c(state, state.range(0), state.range(1) != 0, state.range(2), std::chrono::milliseconds(0));
+}
+void BM_PubSub1P1CLinger(benchmark::State& state) {
+  pubsub_1p1c(state, 0, false, 0, std::chrono::milliseconds(state.range(0)));
+}
+BENCHMARK(BM_PubSub1P1CLinger)
+    ->ArgName("linger_ms")
+    ->Arg(5)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PubSub1P1C)
     ->ArgNames({"rate", "in_caller", "spin_us"})
     ->Args({0, 0, 0})
