@@ -37,8 +37,9 @@
 //   cpu_ns_per_rec                 CPU time of the whole process (every thread) per record
 //   prod_cpu_ns cons_cpu_ns        CPU time per record of the producer and consumer threads
 //   rest_cpu_ns                    the rest: brook's sender thread (and the harness)
-//   recs_per_batch                 records per batch in the log (BM_PubSub1P1C): how many
-//                                  records each append carried, counted outside the timed part
+//   recs_per_batch                 records per batch in the log (BM_PubSub1P1C and its Linger
+//                                  variant): how many records each append carried, counted
+//                                  outside the timed part
 //
 // Times are wall clock, measured by hand from the start of sending to the last record
 // consumed (UseManualTime): the work is spread over several threads, so one thread's CPU
