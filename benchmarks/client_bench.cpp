@@ -37,6 +37,10 @@
 //   cpu_ns_per_rec                 CPU time of the whole process (every thread) per record
 //   prod_cpu_ns cons_cpu_ns        CPU time per record of the producer and consumer threads
 //   rest_cpu_ns                    the rest: brook's sender thread (and the harness)
+//   prod_sleeps_per_krec cons_sleeps_per_krec
+//                                  voluntary context switches of the producer and consumer
+//                                  threads per 1,000 records (a futex wait on a contended mutex
+//                                  or a condition variable; the consumer's wait for records)
 //   recs_per_batch                 records per batch in the log (BM_PubSub1P1C and its Linger
 //                                  variant): how many records each append carried, counted
 //                                  outside the timed part
@@ -118,18 +122,30 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+/// The calling thread's voluntary context switches so far: each one a sleep (a futex wait
+/// on a contended mutex or a condition variable, or another blocking call).
+double thread_sleeps() {
+  rusage ru{};
+  ::getrusage(RUSAGE_THREAD, &ru);
+  return static_cast<double>(ru.ru_nvcsw);
+}
+
 /// CPU time per record: the whole process, the producer thread, the consumer thread, and
 /// the rest (brook's sender thread; about zero for the queues). CPU time is what each
 /// thread needs, whatever the other jobs on the machine do; the slowest thread bounds the
-/// throughput an idle machine would give.
+/// throughput an idle machine would give. Also how often the producer and consumer
+/// threads slept, per 1,000 records.
 struct cpu_split {
   double process = 0, producer = 0, consumer = 0;
+  double producer_sleeps = 0, consumer_sleeps = 0;
   void report(benchmark::State& state, std::int64_t records) const {
     const double per = 1e9 / static_cast<double>(records);
     state.counters["cpu_ns_per_rec"] = process * per;
     state.counters["prod_cpu_ns"] = producer * per;
     state.counters["cons_cpu_ns"] = consumer * per;
     state.counters["rest_cpu_ns"] = (process - producer - consumer) * per;
+    state.counters["prod_sleeps_per_krec"] = producer_sleeps * 1e3 / static_cast<double>(records);
+    state.counters["cons_sleeps_per_krec"] = consumer_sleeps * 1e3 / static_cast<double>(records);
   }
 };
 
@@ -285,7 +301,7 @@ void pubsub_1p1c(benchmark::State& state, std::int64_t rate, bool in_caller, std
     const double cpu0 = process_cpu_seconds();
     const std::int64_t t0 = now_ns();
     std::thread sender([&] {
-      const double tcpu0 = thread_cpu_seconds();
+      const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
       message m = make_message();
       producer_record rec;
       rec.topic = topic;
@@ -302,8 +318,9 @@ void pubsub_1p1c(benchmark::State& state, std::int64_t rate, bool in_caller, std
       });
       (void)prod.flush();
       cpu.producer += thread_cpu_seconds() - tcpu0;
+      cpu.producer_sleeps += thread_sleeps() - tsleeps0;
     });
-    const double ccpu0 = thread_cpu_seconds();
+    const double ccpu0 = thread_cpu_seconds(), csleeps0 = thread_sleeps();
     std::int64_t received = 0;
     const char* error = nullptr;
     while (received < n && error == nullptr) {
@@ -326,6 +343,7 @@ void pubsub_1p1c(benchmark::State& state, std::int64_t rate, bool in_caller, std
     }
     const std::int64_t t1 = now_ns();
     cpu.consumer += thread_cpu_seconds() - ccpu0;
+    cpu.consumer_sleeps += thread_sleeps() - csleeps0;
     sender.join();
     cpu.process += process_cpu_seconds() - cpu0;
     state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
@@ -547,15 +565,16 @@ void BM_QueueBaseline(benchmark::State& state) {
     const double cpu0 = process_cpu_seconds();
     const std::int64_t t0 = now_ns();
     std::thread sender([&] {
-      const double tcpu0 = thread_cpu_seconds();
+      const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
       message m = make_message();
       send_paced(n, rate, [&](std::int64_t i) {
         stamp(m.bytes.data(), i);
         q->push(m);
       });
       cpu.producer += thread_cpu_seconds() - tcpu0;
+      cpu.producer_sleeps += thread_sleeps() - tsleeps0;
     });
-    const double ccpu0 = thread_cpu_seconds();
+    const double ccpu0 = thread_cpu_seconds(), csleeps0 = thread_sleeps();
     std::int64_t received = 0;
     bool in_order = true;
     while (received < n && in_order) {
@@ -569,6 +588,7 @@ void BM_QueueBaseline(benchmark::State& state) {
     }
     const std::int64_t t1 = now_ns();
     cpu.consumer += thread_cpu_seconds() - ccpu0;
+    cpu.consumer_sleeps += thread_sleeps() - csleeps0;
     sender.join();
     cpu.process += process_cpu_seconds() - cpu0;
     state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
@@ -701,7 +721,7 @@ void BM_ProduceKeyed(benchmark::State& state) {
     producer_record rec;
     rec.topic = topic;
     rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
-    const double cpu0 = process_cpu_seconds(), tcpu0 = thread_cpu_seconds();
+    const double cpu0 = process_cpu_seconds(), tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
     const std::int64_t t0 = now_ns();
     for (std::int64_t i = 0; i < keyed_records; ++i) {
       rec.key = keys[static_cast<std::size_t>(i % keyed_keys)];
@@ -712,6 +732,7 @@ void BM_ProduceKeyed(benchmark::State& state) {
     (void)prod.flush();
     const std::int64_t t1 = now_ns();
     cpu.producer += thread_cpu_seconds() - tcpu0;
+    cpu.producer_sleeps += thread_sleeps() - tsleeps0;
     cpu.process += process_cpu_seconds() - cpu0;
     state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
     if (errors != 0) return state.SkipWithError("send failed");
