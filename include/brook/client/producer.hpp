@@ -79,6 +79,7 @@
 #include <brook/client/produce_target.hpp>
 #include <brook/compression/compression_codec.hpp>
 #include <brook/compression/compression_type.hpp>
+#include <brook/core/adaptive_mutex.hpp>
 #include <brook/core/linkage.hpp>
 #include <brook/core/result.hpp>
 #include <brook/core/types.hpp>
@@ -275,10 +276,10 @@ class producer {
   int level_ = 0;
   std::optional<brook::error> config_error_;  ///< what every send fails with
   std::mutex close_mu_;                       // serialises close()
-  std::mutex mu_;
-  std::condition_variable cv_;        // sender: work or a deadline
-  std::condition_variable space_cv_;  // send(): buffer space
-  std::condition_variable done_cv_;   // flush(): completions
+  adaptive_mutex mu_;                     // contended by send() and the sender on every batch (core/adaptive_mutex.hpp)
+  std::condition_variable_any cv_;        // sender: work or a deadline
+  std::condition_variable_any space_cv_;  // send(): buffer space
+  std::condition_variable_any done_cv_;   // flush(): completions
   std::map<std::string, topic_cache, std::less<>> topics_;
   std::deque<std::unique_ptr<batch>> ready_;
   std::vector<std::unique_ptr<batch>> spare_;

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include <brook/core/adaptive_mutex.hpp>
+
 namespace brook {
 
 class notifier {
@@ -77,8 +79,8 @@ class notifier {
  private:
   std::atomic<std::uint64_t> seq_{0};
   std::atomic<int> waiters_{0};  // blocked waiters plus listeners
-  std::mutex mu_;
-  std::condition_variable cv_;
+  adaptive_mutex mu_;
+  std::condition_variable_any cv_;
   std::vector<std::pair<std::uint64_t, listener>> listeners_;  // under mu_
   std::uint64_t next_listener_ = 0;                            // under mu_
 };

@@ -53,6 +53,7 @@
 #include <span>
 #include <vector>
 
+#include <brook/core/adaptive_mutex.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/core/linkage.hpp>
@@ -280,7 +281,7 @@ class partition_log {
   log_checkpoints checkpoints_;  // writer_mu_
   segment_list segs_;
 
-  mutable std::mutex writer_mu_;  // serialises mutating calls (and read()'s rare second look)
+  mutable adaptive_mutex writer_mu_;  // serialises mutating calls (and read()'s rare second look)
   bool closed_ = false;
   /// A flush (fsync) failed: what the page cache held may never reach the disk, and Linux
   /// may have dropped it already ("fsyncgate"). The log takes no more writes and never

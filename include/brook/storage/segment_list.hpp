@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <brook/core/adaptive_mutex.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/types.hpp>
 #include <brook/storage/segment.hpp>
@@ -152,7 +153,7 @@ class segment_list {
                    segs_[k]->base_offset());
   }
 
-  mutable std::mutex mu_;
+  mutable adaptive_mutex mu_;
   vector segs_;
   bool filled_ = false;  // once a segment was added, the list may not become empty
 };
