@@ -8,6 +8,7 @@
 // The includes go layer by layer, lowest first, each in its layer's order (docs/design.md).
 // clang-format off
 #include <brook/version.hpp>
+#include <brook/core/adaptive_mutex.hpp>
 #include <brook/core/assert.hpp>
 #include <brook/core/byte_buffer.hpp>
 #include <brook/core/clock.hpp>

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,7 +41,9 @@ TEST_CASE("adaptive_mutex try_lock fails while another thread holds it", "[core]
     while (!release) std::this_thread::sleep_for(1ms);
   });
   while (!held) std::this_thread::sleep_for(1ms);
-  CHECK_FALSE(mu.try_lock());
+  const bool taken = mu.try_lock();
+  CHECK_FALSE(taken);
+  if (taken) mu.unlock();
   release = true;
   holder.join();
   REQUIRE(mu.try_lock());

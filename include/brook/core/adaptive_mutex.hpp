@@ -11,11 +11,12 @@
 // this mutex changed. Kafka's own RecordAccumulator locks are JVM monitors, which spin the
 // same way before they park.
 //
-// On glibc it is a PTHREAD_MUTEX_ADAPTIVE_NP mutex: a waiter retries up to
-// glibc.pthread.mutex_spin_count times (default 100; the tunable is glibc's, so a host sets
-// GLIBC_TUNABLES=glibc.pthread.mutex_spin_count=0 to sleep at once), then futex-waits.
-// Elsewhere it is a std::mutex. Not recursive; unlocking a mutex the thread does not hold is
-// undefined, as for std::mutex.
+// On glibc it is a PTHREAD_MUTEX_ADAPTIVE_NP mutex: a waiter spins (CPU pause instructions,
+// trying the lock between them; none on a machine with one CPU) for at most glibc.pthread.mutex_spin_count pauses
+// (default 100; fewer when recent waits were short: twice their average plus 10), then
+// futex-waits. The tunable is glibc's: a host that wants no spinning at all sets
+// GLIBC_TUNABLES=glibc.pthread.mutex_spin_count=0. Elsewhere it is a std::mutex. Not recursive; unlocking a mutex the
+// thread does not hold is undefined, as for std::mutex.
 //
 // It meets Lockable, so std::lock_guard, std::unique_lock and std::condition_variable_any
 // work with it (std::condition_variable does not: it takes std::mutex only).
