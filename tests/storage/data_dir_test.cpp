@@ -139,6 +139,25 @@ TEST_CASE("partitions can be added, topics deleted", "[storage][data_dir]") {
   CHECK((*dd->get_partition("t", partition_id(0)))->log_end_offset() == offset(0));
 }
 
+TEST_CASE("the anchor's metadata version moves on topic changes and once more when the directory is gone",
+          "[storage][data_dir]") {
+  temp_dir t;
+  auto dd = open_dd(t.path());
+  auto anchor = dd->anchor();
+  const auto v0 = anchor->metadata_version();
+  REQUIRE(dd->create_topic("t", parts(2)));
+  const auto v1 = anchor->metadata_version();
+  CHECK(v1 > v0);
+  CHECK(dd->metadata_version() == v1);
+  CHECK(*anchor->partition_count("t") == 2);
+  dd.reset();
+  // A client that cached partition counts at v1 sees the version move and asks again.
+  CHECK(anchor->metadata_version() != v1);
+  auto gone = anchor->partition_count("t");
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error() == errc::closed);
+}
+
 TEST_CASE("a data directory has one writing process, read-only opens take no lock", "[storage][data_dir]") {
   temp_dir t;
   auto dd = open_dd(t.path());

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -94,15 +95,21 @@ class data_dir;
 /// flight), and its notifier, which a blocked poll still waits on. The members answer for
 /// the directory while it lives and report errc::closed once it is closed or destroyed, so
 /// destroying a data_dir while a consumer polls is safe.
-/// Thread-safety: thread-safe; `dir` only under `mu` (shared to use it, exclusive to clear it).
+/// Thread-safety: thread-safe; `dir` only under `mu` (shared to use it, exclusive to clear it);
+/// `version` is atomic.
 struct data_dir_anchor {
   mutable std::shared_mutex mu;
   data_dir* dir = nullptr;
   std::shared_ptr<brook::notifier> notify;
   fs::path path;
+  /// data_dir::metadata_version()'s counter, here so that it is read without `mu` (a producer
+  /// reads it on every send, and a shared lock is a write to a line every client shares).
+  /// The destructor bumps it once more after clearing `dir`: a client that compares it with
+  /// the version of its cached answers asks again, and learns that the directory is gone.
+  std::atomic<std::uint64_t> version{0};
 
-  /// data_dir::metadata_version(), 0 once the directory is gone.
-  std::uint64_t metadata_version() const;
+  /// data_dir::metadata_version(); it moves once more when the directory is destroyed.
+  std::uint64_t metadata_version() const noexcept { return version.load(std::memory_order_acquire); }
   result<std::int32_t> partition_count(const std::string& topic) const;
   /// data_dir::get_partition(), or closed once close() has begun: a poll woken by close()
   /// learns why, instead of finding nothing until its timeout.
@@ -144,7 +151,7 @@ class data_dir {
   /// outlives the directory, and tells them it is gone (data_dir_anchor).
   const std::shared_ptr<data_dir_anchor>& anchor() const noexcept { return anchor_; }
   /// Bumped on every topic change (create, grow, delete): clients re-read metadata when it moves.
-  std::uint64_t metadata_version() const noexcept { return meta_version_.load(std::memory_order_acquire); }
+  std::uint64_t metadata_version() const noexcept { return anchor_->metadata_version(); }
 
   // ---------------------------------------------------------------- topics
 
@@ -283,7 +290,6 @@ class data_dir {
   // growing_key), so that the next open removes what they left, never adopts it.
   std::map<std::string, std::int32_t> unfinished_;
   bool closed_ = false;
-  std::atomic<std::uint64_t> meta_version_{0};
   std::mt19937_64 id_rng_;  // new_topic_id; under mu_ (exclusive), seeded from std::random_device
 
   mutable std::mutex hk_mu_;
@@ -292,11 +298,6 @@ class data_dir {
   bool hk_stop_ = false;
   std::optional<error> hk_last_error_;
 };
-
-inline std::uint64_t data_dir_anchor::metadata_version() const {
-  std::shared_lock l(mu);
-  return dir ? dir->metadata_version() : 0;
-}
 
 inline result<std::int32_t> data_dir_anchor::partition_count(const std::string& topic) const {
   std::shared_lock l(mu);

@@ -12,7 +12,8 @@ BROOK_DECL data_dir::~data_dir() {
     std::unique_lock l(anchor_->mu);  // waits for clients' calls in flight
     anchor_->dir = nullptr;
   }
-  (void)close();  // wakes blocked polls: they find the directory gone
+  anchor_->version.fetch_add(1, std::memory_order_acq_rel);  // cached answers are asked again: gone
+  (void)close();                                             // wakes blocked polls: they find the directory gone
 }
 
 BROOK_DECL result<std::unique_ptr<data_dir>> data_dir::open(const fs::path& dir, data_dir_options opts) {
@@ -323,7 +324,7 @@ BROOK_DECL result<void> data_dir::writable() const {
 }
 
 BROOK_DECL void data_dir::bump_metadata() {
-  meta_version_.fetch_add(1, std::memory_order_acq_rel);
+  anchor_->version.fetch_add(1, std::memory_order_acq_rel);
   notify_->notify();
 }
 
