@@ -428,20 +428,21 @@ BROOK_DECL void producer::complete_records(batch& b, const result<append_result>
     explicit owner_scope(const producer* p) { callback_owner_ = p; }
     ~owner_scope() { callback_owner_ = outer; }
   } scope(this);
-  const std::string& topic = b.topic;
+  if (!r) {
+    const result<record_metadata> failed(r.error());
+    for (auto& p : b.records)
+      if (p.cb) p.cb(failed);
+    return;
+  }
+  // One result for the whole batch, its offset and timestamp set per record: the topic is
+  // copied once a batch, not once a record (a callback's argument is valid during the call only).
+  result<record_metadata> md(record_metadata{b.topic, b.pid, offset(-1), -1});
   for (std::size_t i = 0; i < b.records.size(); ++i) {
     auto& p = b.records[i];
     if (!p.cb) continue;
-    if (!r) {
-      p.cb(result<record_metadata>(r.error()));
-      continue;
-    }
-    record_metadata md;
-    md.topic = topic;
-    md.partition = b.pid;
-    md.offset = cfg_.acks == acks_mode::none ? offset(-1) : r->base_offset + static_cast<std::int64_t>(i);
-    md.timestamp = r->log_append_time >= 0 ? r->log_append_time : p.ts;
-    p.cb(result<record_metadata>(std::move(md)));
+    md->offset = cfg_.acks == acks_mode::none ? offset(-1) : r->base_offset + static_cast<std::int64_t>(i);
+    md->timestamp = r->log_append_time >= 0 ? r->log_append_time : p.ts;
+    p.cb(md);
   }
 }
 
