@@ -15,6 +15,9 @@
 //                          memcpy of the same 256 MiB, read through the same mapping, in
 //                          1 MiB chunks into one cache-resident buffer
 //   BM_LogLookup           random offset -> its record: read() the batch holding it, walk to it
+//   BM_LogLookupFloor      the same lookups with the least Kafka's format allows, outside
+//                          brook: a perfect in-memory index straight to the batch, then
+//                          the record lengths before the target, unchecked
 //   BM_LogAppendFsync      append + flush() (fdatasync) per 16 KiB batch
 //   BM_RawPwriteFdatasync  pwrite + fdatasync per 16 KiB buffer
 //
@@ -30,6 +33,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -317,6 +321,21 @@ void BM_MemcpyFromLogMapping(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpyFromLogMapping)->Name("BM_Memcpy/256MiB_from_log_mapping")->Unit(benchmark::kMillisecond);
 
+/// The offsets BM_LogLookup draws: uniform over the records in the last span_MiB of the log.
+std::vector<std::int64_t> lookup_targets(const scan_log& f, std::int64_t span_MiB) {
+  const std::int64_t start = f.log->log_start_offset().value(), end = f.log->log_end_offset().value();
+  const auto span_bytes = static_cast<std::uint64_t>(span_MiB) * 1024 * 1024;
+  const std::int64_t first = span_bytes >= f.bytes ? start
+                                                   : end - static_cast<std::int64_t>(static_cast<double>(end - start) *
+                                                                                     static_cast<double>(span_bytes) /
+                                                                                     static_cast<double>(f.bytes));
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> pick(first, end - 1);
+  std::vector<std::int64_t> targets(1 << 16);
+  for (auto& t : targets) t = pick(rng);
+  return targets;
+}
+
 /// checked:0  the batch is trusted (it was validated on append): header checks only.
 /// checked:1  CRC and every record checked as well, as a consumer with check.crcs does.
 /// span_MiB    offsets are drawn uniformly from the records in the last span_MiB of the
@@ -326,22 +345,13 @@ BENCHMARK(BM_MemcpyFromLogMapping)->Name("BM_Memcpy/256MiB_from_log_mapping")->U
 ///             steps by record lengths.
 void log_lookup(benchmark::State& state, scan_log& f) {
   const batch_check check = state.range(0) ? batch_check{} : batch_check{.crc = false, .records = false};
-  const std::int64_t start = f.log->log_start_offset().value(), end = f.log->log_end_offset().value();
-  const auto span_bytes = static_cast<std::uint64_t>(state.range(1)) * 1024 * 1024;
   const bool seek = state.range(2) != 0;
-  const std::int64_t first = span_bytes >= f.bytes ? start
-                                                   : end - static_cast<std::int64_t>(static_cast<double>(end - start) *
-                                                                                     static_cast<double>(span_bytes) /
-                                                                                     static_cast<double>(f.bytes));
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<std::int64_t> pick(first, end - 1);
-  std::vector<offset> targets(1 << 16);
-  for (auto& t : targets) t = offset(pick(rng));
+  const auto targets = lookup_targets(f, state.range(1));
   read_options ro;
   ro.max_bytes = 1;  // just the batch holding the offset (a first batch is always whole)
   std::size_t i = 0, payload = 0;
   for (auto _ : state) {
-    const offset o = targets[i++ & (targets.size() - 1)];
+    const offset o(targets[i++ & (targets.size() - 1)]);
     auto s = f.log->read(o, ro);
     if (failed(state, s)) return;
     auto v = record_batch_view::parse(s->bytes(), check);
@@ -378,6 +388,74 @@ BENCHMARK(BM_LogLookup)
     ->Args({1, 256, 0})
     ->Args({0, 8, 0})
     ->Args({0, 8, 1});
+
+/// One record's end from its length varint (zigzag), with no check at all: the floor's walk.
+inline const std::byte* skip_unchecked(const std::byte* p) {
+  std::uint32_t u = 0;
+  unsigned shift = 0;
+  std::uint8_t c = 0;
+  do {
+    c = static_cast<std::uint8_t>(*p++);
+    u |= static_cast<std::uint32_t>(c & 0x7f) << shift;
+    shift += 7;
+  } while ((c & 0x80) != 0);
+  return p + zigzag_decode32(u);
+}
+
+/// BM_LogLookup's floor: the least a lookup touches in Kafka's format, done without brook.
+/// The same mapping (the_scan_log()) and the same targets; an index better than any real one
+/// (every batch's base offset and position in two vectors, built before the timing, 128 KiB
+/// that stay in cache), so each lookup goes straight to the target's batch: one batch
+/// header, a prefetch of the lines up to where the target should be, the lengths of the
+/// records before the target stepped over unchecked, then the target's length. What remains is the format's own cost:
+/// the miss into the mapping and the walk inside the batch (records have no index of their own).
+void BM_LogLookupFloor(benchmark::State& state) {
+  auto& f = the_scan_log();
+  const auto all = f.whole();
+  std::vector<std::int64_t> bases;
+  std::vector<std::size_t> positions;
+  for (std::size_t pos = 0; pos + batch_layout::header_size <= all.size();) {
+    bases.push_back(detail::load_be64(all.data() + pos + batch_layout::base_offset));
+    positions.push_back(pos);
+    pos += batch_layout::log_overhead +
+           static_cast<std::size_t>(detail::load_be32(all.data() + pos + batch_layout::batch_length));
+  }
+  const auto targets = lookup_targets(f, state.range(0));
+  auto walk = [&](std::int64_t o, std::int32_t& delta) {
+    const auto k = static_cast<std::size_t>(std::upper_bound(bases.begin(), bases.end(), o) - bases.begin()) - 1;
+    const std::byte* b = all.data() + positions[k];
+    const std::int64_t base = detail::load_be64(b + batch_layout::base_offset);  // the header's line
+    const std::byte* p = b + batch_layout::records;
+    // Ask for the lines up to where the target should be (the records spread evenly over the
+    // batch's offsets), so that the walk's misses overlap: a walk without it is 2-3x slower.
+    const auto size = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::batch_length)) +
+                      batch_layout::log_overhead - batch_layout::records;
+    const auto span = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::last_offset_delta)) + 1;
+    const std::uint64_t guess = std::min(size, size * static_cast<std::uint64_t>(o - base + 2) / span);
+    for (std::uint64_t at = 64; at < guess; at += 64) __builtin_prefetch(p + at);
+    for (std::int64_t n = o - base; n > 0; --n) p = skip_unchecked(p);
+    const std::byte* body = nullptr;
+    const std::byte* next = detail::skip_record(p, all.data() + all.size(), body);
+    if (next == nullptr || !detail::record_offset_delta(body, next, delta)) delta = -1;
+    return next - p;  // the target record's size
+  };
+  for (std::size_t i = 0; i < 64; ++i) {  // the walk lands on each target (checked, untimed)
+    std::int32_t delta = 0;
+    const std::int64_t o = targets[i];
+    walk(o, delta);
+    const auto k = static_cast<std::size_t>(std::upper_bound(bases.begin(), bases.end(), o) - bases.begin()) - 1;
+    if (delta != o - bases[k]) return state.SkipWithError("the floor's walk missed its target");
+  }
+  std::size_t i = 0;
+  std::int64_t payload = 0;
+  for (auto _ : state) {
+    std::int32_t delta = 0;
+    payload += walk(targets[i++ & (targets.size() - 1)], delta) + delta;
+  }
+  benchmark::DoNotOptimize(payload);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LogLookupFloor)->ArgNames({"span_MiB"})->Arg(256)->Arg(8);
 
 /// BM_LogLookup on the_small_batch_log(): one record per batch, so the lookup's cost is
 /// finding the batch (index entry, then batch headers), not stepping inside it.
