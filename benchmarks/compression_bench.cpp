@@ -8,7 +8,9 @@
 //                                  1,024, into a 64 KiB buffer), with its context kept
 //                                  across calls and outputs that are not zero-filled (the
 //                                  best a caller can do; each input round-trips before the
-//                                  timing): O=0 compress, O=1 decompress. zlib (gzip, level 6),
+//                                  timing): O=0 compress, O=1 decompress, O=2 decompress
+//                                  and find every record's key and value with no check (a
+//                                  scan's floor in Kafka's format). zlib (gzip, level 6),
 //                                  snappy (raw), liblz4 (a frame of 64 KiB independent
 //                                  blocks, fast), libzstd (level 3)
 //   BM_CompressedBuild/codec:C     record_batch_builder: append the 100 records, then
@@ -22,7 +24,8 @@
 //                                  batch_decompressor: what a consumer does
 //
 // brook's overhead is BM_CompressedBuild over op:0 (compress) and BM_CompressedScan per batch
-// over op:1 (decompress); BM_CompressedAppend over op:1 is decompression plus the append.
+// over op:1 (decompress), or over op:2 counting the record walk no reader avoids as the
+// codec's; BM_CompressedAppend over op:1 is decompression plus the append.
 // Counters: records/s, ratio (uncompressed record bytes / compressed batch bytes), and for
 // the scan us/batch (which Google Benchmark prints with an "s" after it).
 // Rates are against CPU time.
@@ -209,6 +212,39 @@ class library {
   ZSTD_DCtx* zd_ = nullptr;
 };
 
+/// The least a reader does to find each record's key and value in decompressed record bytes:
+/// Kafka's varints decoded with no bounds or sanity check. Returns a sum of the value sizes;
+/// `walked` is set to the bytes the records took.
+std::size_t walk_unchecked(const char* p, int records, std::size_t& walked) {
+  const char* const start = p;
+  auto uvarint = [&p] {
+    std::uint64_t u = 0;
+    unsigned shift = 0;
+    std::uint8_t c = 0;
+    do {
+      c = static_cast<std::uint8_t>(*p++);
+      u |= static_cast<std::uint64_t>(c & 0x7f) << shift;
+      shift += 7;
+    } while ((c & 0x80) != 0);
+    return zigzag_decode64(u);
+  };
+  std::size_t values = 0;
+  for (int i = 0; i < records; ++i) {
+    const std::int64_t len = uvarint();
+    const char* end = p + len;
+    ++p;                                                  // attributes
+    (void)uvarint();                                      // timestampDelta
+    (void)uvarint();                                      // offsetDelta
+    if (const std::int64_t k = uvarint(); k > 0) p += k;  // key
+    const std::int64_t v = uvarint();                     // value: where a reader hands it over
+    values += static_cast<std::size_t>(v > 0 ? v : 0);
+    benchmark::DoNotOptimize(p);
+    p = end;
+  }
+  walked = static_cast<std::size_t>(p - start);
+  return values;
+}
+
 void rate_counters(benchmark::State& state, std::int64_t records_per_iteration, double ratio) {
   state.counters["records/s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * records_per_iteration), benchmark::Counter::kIsRate);
@@ -217,7 +253,7 @@ void rate_counters(benchmark::State& state, std::int64_t records_per_iteration, 
 
 void BM_CodecLibrary(benchmark::State& state) {
   const auto type = static_cast<compression_type>(state.range(0));
-  const bool decompress = state.range(1) == 1;
+  const bool decompress = state.range(1) >= 1, walk = state.range(1) == 2;
   // Batches of different events in turn: one input over and over would let the branch
   // predictor learn its exact bit stream. Compression takes BM_CompressedBuild's 64 batches;
   // decompression the 1,024 BM_CompressedScan reads (about 5 MiB compressed for lz4, past
@@ -240,12 +276,17 @@ void BM_CodecLibrary(benchmark::State& state) {
     if (raw[k].size() > out.size() || !lib.decompress(packed[k], out) ||
         std::memcmp(out.data(), raw[k].data(), raw[k].size()) != 0)
       return state.SkipWithError("decompressed bytes differ");
+    std::size_t walked = 0;
+    walk_unchecked(out.data(), records_per_batch, walked);
+    if (walked != raw[k].size()) return state.SkipWithError("the walk did not end at the records' end");
   }
   std::size_t i = 0, bytes = 0;
   for (auto _ : state) {
     const auto& r = raw[i];
     const bool ok = decompress ? lib.decompress(packed[i], out) : lib.compress(r, scratch);
     if (!ok) return state.SkipWithError("the library failed");
+    std::size_t walked = 0;
+    if (walk) benchmark::DoNotOptimize(walk_unchecked(out.data(), records_per_batch, walked));
     benchmark::DoNotOptimize(decompress ? out.data() : scratch.data());
     bytes += r.size();
     i = (i + 1) % kinds;
@@ -255,7 +296,7 @@ void BM_CodecLibrary(benchmark::State& state) {
 }
 BENCHMARK(BM_CodecLibrary)
     ->ArgNames({"codec", "op"})
-    ->ArgsProduct({{1, 2, 3, 4}, {0, 1}})
+    ->ArgsProduct({{1, 2, 3, 4}, {0, 1, 2}})
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond);
 
