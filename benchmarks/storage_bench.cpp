@@ -404,11 +404,12 @@ inline const std::byte* skip_unchecked(const std::byte* p) {
 
 /// BM_LogLookup's floor: the least a lookup touches in Kafka's format, done without brook.
 /// The same mapping (the_scan_log()) and the same targets; an index better than any real one
-/// (every batch's base offset and position in two vectors, built before the timing, 128 KiB
-/// that stay in cache), so each lookup goes straight to the target's batch: one batch
+/// (every batch's base offset and position in two vectors, built before the timing, about
+/// 258 KiB that stay in cache), so each lookup goes straight to the target's batch: one batch
 /// header, a prefetch of the lines up to where the target should be, the lengths of the
-/// records before the target stepped over unchecked, then the target's length. What remains is the format's own cost:
-/// the miss into the mapping and the walk inside the batch (records have no index of their own).
+/// records before the target stepped over unchecked, then the target's length. What remains
+/// is the format's own cost: the miss into the mapping and the walk inside the batch
+/// (records have no index of their own).
 void BM_LogLookupFloor(benchmark::State& state) {
   auto& f = the_scan_log();
   const auto all = f.whole();
