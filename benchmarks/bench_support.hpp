@@ -100,4 +100,20 @@ inline std::vector<std::byte> standard_batch(timestamp_ms ts) {
   return {s.begin(), s.end()};
 }
 
+/// The Kafka zigzag varint (or varlong) at `p`, with no bounds or sanity check at all; `p`
+/// moves past it. The floors of the lookup and the compressed scan decode with it: the least
+/// the format asks of a reader. `Byte` is char or std::byte.
+template <typename Byte>
+inline std::int64_t varint_unchecked(const Byte*& p) {
+  std::uint64_t u = 0;
+  unsigned shift = 0;
+  std::uint8_t c = 0;
+  do {
+    c = static_cast<std::uint8_t>(*p++);
+    u |= static_cast<std::uint64_t>(c & 0x7f) << shift;
+    shift += 7;
+  } while ((c & 0x80) != 0);
+  return zigzag_decode64(u);
+}
+
 }  // namespace brook::bench

@@ -217,17 +217,7 @@ class library {
 /// `walked` is set to the bytes the records took.
 std::size_t walk_unchecked(const char* p, int records, std::size_t& walked) {
   const char* const start = p;
-  auto uvarint = [&p] {
-    std::uint64_t u = 0;
-    unsigned shift = 0;
-    std::uint8_t c = 0;
-    do {
-      c = static_cast<std::uint8_t>(*p++);
-      u |= static_cast<std::uint64_t>(c & 0x7f) << shift;
-      shift += 7;
-    } while ((c & 0x80) != 0);
-    return zigzag_decode64(u);
-  };
+  auto uvarint = [&p] { return bench::varint_unchecked(p); };
   std::size_t values = 0;
   for (int i = 0; i < records; ++i) {
     const std::int64_t len = uvarint();

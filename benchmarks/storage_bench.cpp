@@ -391,15 +391,8 @@ BENCHMARK(BM_LogLookup)
 
 /// One record's end from its length varint (zigzag), with no check at all: the floor's walk.
 inline const std::byte* skip_unchecked(const std::byte* p) {
-  std::uint32_t u = 0;
-  unsigned shift = 0;
-  std::uint8_t c = 0;
-  do {
-    c = static_cast<std::uint8_t>(*p++);
-    u |= static_cast<std::uint32_t>(c & 0x7f) << shift;
-    shift += 7;
-  } while ((c & 0x80) != 0);
-  return p + zigzag_decode32(u);
+  const std::int64_t length = bench::varint_unchecked(p);
+  return p + length;
 }
 
 /// BM_LogLookup's floor: the least a lookup touches in Kafka's format, done without brook.
