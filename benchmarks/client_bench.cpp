@@ -50,9 +50,10 @@
 // time says nothing. Each run uses a fresh data directory; its log is truncated to zero
 // (dirty pages dropped, not written back) and removed at the end, outside the timed part.
 //
-// Pacing sleeps until the next record is due (clock_nanosleep, 1 ns timer slack) and then
-// sends every record that is due, so a paced producer does not hold a core by spinning.
-#include <sys/prctl.h>
+// Pacing yields the producer thread's core (sched_yield) until the next record is due and
+// then sends every record that is due: see send_paced for why it does not sleep. A paced
+// producer's CPU time (prod_cpu_ns) therefore counts its yielding too.
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -178,23 +179,23 @@ std::int64_t seq_of(const std::byte* v) {
 }
 
 /// Calls send(i) for i in [0, n): with rate 0 at once, else record i at start + i / rate.
-/// The thread sleeps until the next record is due (with 1 ns timer slack, so it wakes on
-/// time rather than up to 50 us late) and then sends every record that is due; it does not
-/// spin, so it leaves the (shared, two-core) machine's other core to the rest of the pipeline.
+/// Until the next record is due the thread yields its core to any other runnable thread
+/// (sched_yield in a loop), then it sends every record that is due. It does not sleep: on
+/// the benchmark VM (docs/benchmarks.md, session 27) a clock_nanosleep of 10 us costs about
+/// 20 us of CPU and never gets to sleep, so a sleeping pacer held its core without yielding
+/// it, and a thread woken meanwhile (brook's sender, a kernel worker) waited up to a
+/// scheduler slice (milliseconds) for a core. Yielding hands the core over at once, as a
+/// pacer that really slept would on a host where short sleeps are cheap.
 template <typename Send>
 void send_paced(std::int64_t n, std::int64_t rate, Send send) {
   if (rate == 0) {
     for (std::int64_t i = 0; i < n; ++i) send(i);
     return;
   }
-  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   const std::int64_t start = now_ns(), interval = 1'000'000'000 / rate;
   for (std::int64_t i = 0; i < n;) {
     const std::int64_t due = start + i * interval;
-    if (now_ns() < due) {
-      timespec ts{static_cast<time_t>(due / 1'000'000'000), static_cast<long>(due % 1'000'000'000)};
-      ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // steady_clock is CLOCK_MONOTONIC
-    }
+    while (now_ns() < due) ::sched_yield();
     const std::int64_t now = now_ns();
     do send(i++);
     while (i < n && start + i * interval <= now);
