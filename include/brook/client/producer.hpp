@@ -208,16 +208,15 @@ class producer {
     std::int32_t partitions = 0;
     std::vector<std::unique_ptr<batch>> open;  // the open batch of each partition, if any
   };
+  // What enqueue() did with a record: refused it (err; the callback stays with the caller),
+  // or took it, with the batches send() is to append itself if any. Lean on purpose: one is
+  // built for every record.
   struct enqueue_result {
-    bool ok_ = true;
-    brook::error err;
-    std::optional<send_callback> error_cb;
+    std::optional<brook::error> err;
     std::vector<std::unique_ptr<batch>> in_caller;  ///< batches for send() to append itself
-    explicit operator bool() const { return ok_; }
-    const brook::error& error() const { return err; }
   };
 
-  static enqueue_result fail(brook::error e, send_callback cb);
+  static enqueue_result fail(brook::error e);
 
   void start();
 
@@ -226,7 +225,9 @@ class producer {
   /// The topic's state, its partitions re-read when the data directory's metadata changed.
   result<topic_cache*> topic_of(const std::string& topic);
 
-  enqueue_result enqueue(const producer_record& rec, send_callback cb);
+  /// Takes the record into its partition's open batch, moving `cb` into it; on an error
+  /// leaves `cb` as it was.
+  enqueue_result enqueue(const producer_record& rec, send_callback& cb);
 
   /// Would a record of rsize bytes for (topic, pid) start a new batch?
   bool needs_new_batch_locked(const topic_cache& tc, partition_id pid, std::size_t rsize) const;

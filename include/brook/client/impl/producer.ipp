@@ -23,9 +23,9 @@ BROOK_DECL producer::~producer() {
 }
 
 BROOK_DECL void producer::send(const producer_record& rec, send_callback cb) {
-  auto e = enqueue(rec, std::move(cb));
-  if (!e)
-    finish_now(e.error(), std::move(*e.error_cb));
+  auto e = enqueue(rec, cb);
+  if (e.err)
+    finish_now(*e.err, std::move(cb));
   else if (!e.in_caller.empty())
     append_here(std::move(e.in_caller));
 }
@@ -70,11 +70,9 @@ BROOK_DECL result<void> producer::close() {
   return r;
 }
 
-BROOK_DECL auto producer::fail(brook::error e, send_callback cb) -> enqueue_result {
+BROOK_DECL auto producer::fail(brook::error e) -> enqueue_result {
   enqueue_result r;
-  r.ok_ = false;
   r.err = std::move(e);
-  r.error_cb = std::move(cb);
   return r;
 }
 
@@ -118,31 +116,28 @@ BROOK_DECL auto producer::topic_of(const std::string& topic) -> result<topic_cac
   return &tc;
 }
 
-BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) -> enqueue_result {
-  if (config_error_) return fail(*config_error_, std::move(cb));
+BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb) -> enqueue_result {
+  if (config_error_) return fail(*config_error_);
   if (rec.timestamp && *rec.timestamp < 0)  // Kafka's ProducerRecord refuses these too
-    return fail(make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp), std::move(cb));
+    return fail(make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp));
   const timestamp_ms ts = rec.timestamp ? *rec.timestamp : target_.now_ms();
   const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
   if (rsize + batch_layout::header_size > cfg_.max_request_size)
     return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
-                           rsize + batch_layout::header_size, cfg_.max_request_size),
-                std::move(cb));
+                           rsize + batch_layout::header_size, cfg_.max_request_size));
   if (rsize + batch_layout::header_size > cfg_.buffer_memory)
     return fail(make_error(errc::record_too_large, "record of {} bytes exceeds buffer.memory {}",
-                           rsize + batch_layout::header_size, cfg_.buffer_memory),
-                std::move(cb));
+                           rsize + batch_layout::header_size, cfg_.buffer_memory));
   std::unique_lock lk(mu_);
-  if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+  if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
   auto tc = topic_of(rec.topic);
-  if (!tc) return fail(tc.error(), std::move(cb));
+  if (!tc) return fail(tc.error());
   const auto n = (*tc)->partitions;
   partition_id pid{0};
   if (rec.partition) {
     pid = *rec.partition;
     if (pid.value() < 0 || pid.value() >= n)
-      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid),
-                  std::move(cb));
+      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid));
   } else {
     // A host partitioner may be slow, so the lock is released around it; brook's own run
     // under the lock (partitioner::runs_under_producer_lock). Either is thread-safe.
@@ -159,14 +154,13 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
       if (unlocked) lk.lock();
     }
     if (unlocked) {  // the producer may have closed, or the topic changed, meanwhile
-      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
       tc = topic_of(rec.topic);
-      if (!tc) return fail(tc.error(), std::move(cb));
+      if (!tc) return fail(tc.error());
     }
     if (pid.value() < 0 || pid.value() >= (*tc)->partitions)
       return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
-                             (*tc)->partitions, rec.topic),
-                  std::move(cb));
+                             (*tc)->partitions, rec.topic));
   }
   // buffer.memory back-pressure.
   const std::size_t need = rsize + batch_layout::header_size;
@@ -180,16 +174,14 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
     bool got = space_cv_.wait_until(lk, deadline,
                                     [&] { return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_; });
     --space_waiters_;
-    if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"), std::move(cb));
+    if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
     if (!got)
-      return fail(
-          make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}", need,
-                     cfg_.max_block.count(), cfg_.buffer_memory),
-          std::move(cb));
+      return fail(make_error(errc::timeout,
+                             "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}", need,
+                             cfg_.max_block.count(), cfg_.buffer_memory));
     tc = topic_of(rec.topic);
     if (!tc || pid.value() >= (*tc)->partitions)
-      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic),
-                  std::move(cb));
+      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic));
   }
   // Decided first: a caller about to append everything itself does not wake the sender.
   const bool here = in_caller_ && append_in_caller_locked(std::chrono::steady_clock::now());
@@ -197,7 +189,7 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback cb) 
   if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) close_batch_locked(open);
   if (!open) open = new_batch_locked(rec.topic, pid);
   open->builder.append(ts, rec.key, rec.value, rec.headers);
-  open->records.push_back({std::move(cb), ts});
+  open->records.emplace_back(std::move(cb), ts);
   open->reserved += need;
   buffered_ += need;
   ++enqueued_seq_;
