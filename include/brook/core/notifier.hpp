@@ -42,8 +42,14 @@ class notifier {
   void notify() noexcept {
     seq_.fetch_add(1, std::memory_order_seq_cst);
     if (waiters_.load(std::memory_order_seq_cst) > 0) {
-      std::lock_guard lk(mu_);
-      for (const auto& l : listeners_) l.second();
+      {
+        // Taking mu_ orders this after any waiter's predicate check: a waiter that saw the
+        // old sequence holds mu_ until it sleeps on cv_, so it sleeps before this notifies.
+        std::lock_guard lk(mu_);
+        for (const auto& l : listeners_) l.second();
+      }
+      // Outside mu_: a waiter woken under it would at once block on mu_, and need a second
+      // wake-up when it is released.
       cv_.notify_all();
     }
   }
