@@ -51,8 +51,9 @@
 // (dirty pages dropped, not written back) and removed at the end, outside the timed part.
 //
 // Pacing yields the producer thread's core (sched_yield) until the next record is due and
-// then sends every record that is due: see send_paced for why it does not sleep. A paced
-// producer's CPU time (prod_cpu_ns) therefore counts its yielding too.
+// then sends every record that is due: see send_paced for why it does not sleep. In paced
+// runs prod_cpu_ns and cpu_ns_per_rec therefore count its yielding too (and
+// prod_sleeps_per_krec, voluntary switches only, does not: a yield is an involuntary one).
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -179,13 +180,13 @@ std::int64_t seq_of(const std::byte* v) {
 }
 
 /// Calls send(i) for i in [0, n): with rate 0 at once, else record i at start + i / rate.
-/// Until the next record is due the thread yields its core to any other runnable thread
-/// (sched_yield in a loop), then it sends every record that is due. It does not sleep: on
-/// the benchmark VM (docs/benchmarks.md, session 27) a clock_nanosleep of 10 us costs about
-/// 20 us of CPU and never gets to sleep, so a sleeping pacer held its core without yielding
-/// it, and a thread woken meanwhile (brook's sender, a kernel worker) waited up to a
-/// scheduler slice (milliseconds) for a core. Yielding hands the core over at once, as a
-/// pacer that really slept would on a host where short sleeps are cheap.
+/// Until the next record is due the thread yields its core (sched_yield in a loop), then it
+/// sends every record that is due. It does not sleep: on the benchmark VM (docs/benchmarks.md,
+/// "Pacing on the benchmark VM") a clock_nanosleep of 10 us costs about 20 us of CPU and
+/// never gets to sleep, so a sleeping pacer held its core without yielding it, and a thread
+/// woken meanwhile (brook's sender, a kernel worker) waited up to a scheduler slice
+/// (milliseconds) for a core. Yielding hands the core at once to any thread runnable on it,
+/// as a pacer that really slept would on a host where short sleeps are cheap.
 template <typename Send>
 void send_paced(std::int64_t n, std::int64_t rate, Send send) {
   if (rate == 0) {
