@@ -338,6 +338,51 @@ TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeo
   }
 }
 
+// The sender thread releases the batches of one round of appends together, after the round
+// (one lock instead of one per batch). A send() from a callback in that round that must
+// wait for buffer space gets the space of the round's earlier batches at once, as it did
+// when each batch was released after its own callbacks.
+TEST_CASE("a send() from a callback gets the space of its round's earlier batches", "[client][producer]") {
+  temp_dir t;
+  auto dd = make_dd(t.path(), 1);
+  const std::string v(1000, 'v'), big(1500, 'b');
+  auto need = [](const std::string& value) {  // what send() counts against buffer.memory
+    const producer_record rec{"t", std::nullopt, "k", value, {}, std::nullopt};
+    return record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers) + batch_layout::header_size;
+  };
+  producer_config pc;
+  pc.buffer_memory = 3 * need(v);  // r0, r1 and r2 at once; r2 and r3 only once r1 is freed
+  REQUIRE(need(v) + need(big) <= pc.buffer_memory);
+  REQUIRE(2 * need(v) + need(big) > pc.buffer_memory);
+  pc.batch_size = 1;  // each record is a batch of its own, ready at once
+  pc.max_block = std::chrono::milliseconds(2'000);
+  producer p(*dd, pc);
+  std::promise<void> gate_open, in_gate;
+  auto gate = gate_open.get_future().share();
+  // r0's callback holds the sender thread until r1 and r2 wait in its queue: they are
+  // appended in one round.
+  p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt}, [&](const result<record_metadata>& r) {
+    CHECK(r);
+    in_gate.set_value();
+    gate.wait();
+  });
+  in_gate.get_future().wait();
+  auto r1 = p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt});
+  std::promise<result<record_metadata>> r3_done;
+  p.send(producer_record{"t", std::nullopt, "k", v, {}, std::nullopt}, [&](const result<record_metadata>& r) {
+    CHECK(r);
+    // On the sender thread, r2's bytes still held: r3 fits only in r1's freed space.
+    p.send(producer_record{"t", std::nullopt, "k", big, {}, std::nullopt},
+           [&](const result<record_metadata>& r3) { r3_done.set_value(r3); });
+  });
+  gate_open.set_value();
+  CHECK(r1.get());
+  auto r3 = r3_done.get_future().get();
+  CHECK(r3);  // not errc::timeout after max.block.ms
+  REQUIRE(p.flush());
+  CHECK(read_partition(*dd, "t", 0).size() == 4);
+}
+
 TEST_CASE("close() drains everything sent from many threads", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 3);

@@ -214,6 +214,7 @@ class producer {
   struct enqueue_result {
     std::optional<brook::error> err;
     std::vector<std::unique_ptr<batch>> in_caller;  ///< batches for send() to append itself
+    bool wake_sender = false;                       ///< send() notifies cv_, the lock released
   };
 
   static enqueue_result fail(brook::error e);
@@ -232,7 +233,9 @@ class producer {
   /// Would a record of rsize bytes for (topic, pid) start a new batch?
   bool needs_new_batch_locked(const topic_cache& tc, partition_id pid, std::size_t rsize) const;
 
-  std::unique_ptr<batch> new_batch_locked(const std::string& topic, partition_id pid);
+  /// A batch for (topic, pid), its linger deadline set; `wake` is set when the sender
+  /// must hear of that deadline.
+  std::unique_ptr<batch> new_batch_locked(const std::string& topic, partition_id pid, bool& wake);
 
   /// Whether send(), at `now`, appends in its caller (see the header comment); if so, marks
   /// the producer as appending. Notes `now` as the latest send's return.
@@ -243,12 +246,17 @@ class producer {
   /// callback that throws terminates, as it does on the sender thread.
   void append_here(std::vector<std::unique_ptr<batch>> work) noexcept;
 
+  /// Moves `b` to the ready queue; the caller wakes the sender.
   void close_batch_locked(std::unique_ptr<batch>& b);
 
   /// Wakes the sender if it is waiting (a busy sender looks at everything before it waits
   /// again, so a notification then would only cost a futex call).
   void wake_sender_locked();
+  /// Whether the sender is waiting for work, so that a caller that just gave it some must
+  /// notify cv_ (send() does so once it has released mu_).
+  bool sender_needs_wake_locked() const noexcept { return sender_waiting_ && !appending_; }
 
+  /// Closes every open batch; the caller wakes the sender.
   void close_all_open_locked();
 
   void run_sender();

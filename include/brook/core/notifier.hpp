@@ -7,8 +7,11 @@
 // A thread that must not block (a network thread, an event loop) adds a listener instead:
 // notify() calls it after each bump, on the notifying thread and under the notifier's
 // mutex, so a listener only hands the news on (posts to its loop, sets a flag): it must not
-// block, and must not call notify(), wait() or the listener functions (sequence() is fine). remove_listener() returns
-// only once no call of that listener is running.
+// block, and must not call notify(), wait() or the listener functions (sequence() is
+// fine). remove_listener() returns only once no call of that listener is running.
+//
+// A notifier must outlive every notify() in progress: a wait() that returned does not
+// mean that the notify() which woke it has returned.
 //
 //   auto id = n.add_listener([&] { asio::post(loop, recheck); });
 //   ...
@@ -44,7 +47,8 @@ class notifier {
     if (waiters_.load(std::memory_order_seq_cst) > 0) {
       {
         // Taking mu_ orders this after any waiter's predicate check: a waiter that saw the
-        // old sequence holds mu_ until it sleeps on cv_, so it sleeps before this notifies.
+        // old sequence holds mu_ until it is blocked on cv_ (releasing mu_ and blocking are
+        // one step to a notifier), so it is blocked before this notifies.
         std::lock_guard lk(mu_);
         for (const auto& l : listeners_) l.second();
       }

@@ -24,6 +24,8 @@ BROOK_DECL producer::~producer() {
 
 BROOK_DECL void producer::send(const producer_record& rec, send_callback cb) {
   auto e = enqueue(rec, cb);
+  // After mu_ is released: a sender woken under it would at once block on it.
+  if (e.wake_sender) cv_.notify_one();
   if (e.err)
     finish_now(*e.err, std::move(cb));
   else if (!e.in_caller.empty())
@@ -186,8 +188,12 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
   // Decided first: a caller about to append everything itself does not wake the sender.
   const bool here = in_caller_ && append_in_caller_locked(std::chrono::steady_clock::now());
   auto& open = (*tc)->open[static_cast<std::size_t>(pid.value())];
-  if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) close_batch_locked(open);
-  if (!open) open = new_batch_locked(rec.topic, pid);
+  bool wake = false;  // the sender has a new batch to send, or an earlier deadline
+  if (open && !open->builder.empty() && open->builder.size_bytes() + rsize > cfg_.batch_size) {
+    close_batch_locked(open);
+    wake = true;
+  }
+  if (!open) open = new_batch_locked(rec.topic, pid, wake);
   open->builder.append(ts, rec.key, rec.value, rec.headers);
   open->records.emplace_back(std::move(cb), ts);
   open->reserved += need;
@@ -198,10 +204,13 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
     incomplete_.insert(enqueued_seq_);
   }
   enqueue_result r;
-  if (here)
+  if (here) {
     take_all_locked(r.in_caller);
-  else if (open->builder.size_bytes() >= cfg_.batch_size)
+  } else if (open->builder.size_bytes() >= cfg_.batch_size) {
     close_batch_locked(open);
+    wake = true;
+  }
+  r.wake_sender = wake && sender_needs_wake_locked();
   return r;
 }
 
@@ -246,7 +255,8 @@ BROOK_DECL bool producer::needs_new_batch_locked(const topic_cache& tc, partitio
   return !b.empty() && b.size_bytes() + rsize > cfg_.batch_size;
 }
 
-BROOK_DECL auto producer::new_batch_locked(const std::string& topic, partition_id pid) -> std::unique_ptr<batch> {
+BROOK_DECL auto producer::new_batch_locked(const std::string& topic, partition_id pid, bool& wake)
+    -> std::unique_ptr<batch> {
   std::unique_ptr<batch> b;
   if (!spare_.empty()) {
     b = std::move(spare_.back());
@@ -263,18 +273,15 @@ BROOK_DECL auto producer::new_batch_locked(const std::string& topic, partition_i
   if (!has_deadline_ || b->deadline < next_deadline_) {
     next_deadline_ = b->deadline;
     has_deadline_ = true;
-    wake_sender_locked();
+    wake = true;
   }
   return b;
 }
 
-BROOK_DECL void producer::close_batch_locked(std::unique_ptr<batch>& b) {
-  ready_.push_back(std::move(b));
-  wake_sender_locked();
-}
+BROOK_DECL void producer::close_batch_locked(std::unique_ptr<batch>& b) { ready_.push_back(std::move(b)); }
 
 BROOK_DECL void producer::wake_sender_locked() {
-  if (sender_waiting_ && !appending_) cv_.notify_one();
+  if (sender_needs_wake_locked()) cv_.notify_one();
 }
 
 BROOK_DECL void producer::close_all_open_locked() {
