@@ -338,10 +338,10 @@ TEST_CASE("buffer.memory blocks send() up to max.block.ms, then fails with timeo
   }
 }
 
-// The sender thread releases the batches of one round of appends together, after the round
-// (one lock instead of one per batch). A send() from a callback in that round that must
-// wait for buffer space gets the space of the round's earlier batches at once, as it did
-// when each batch was released after its own callbacks.
+// The sender thread releases each batch right after its callbacks, before it appends the
+// next batch of the round, so a send() from a callback that must wait for buffer space gets
+// the space of the round's earlier batches at once. (Releasing a round's batches together,
+// tried in session 27, made it wait max.block.ms and fail with timeout.)
 TEST_CASE("a send() from a callback gets the space of its round's earlier batches", "[client][producer]") {
   temp_dir t;
   auto dd = make_dd(t.path(), 1);
@@ -351,7 +351,7 @@ TEST_CASE("a send() from a callback gets the space of its round's earlier batche
     return record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers) + batch_layout::header_size;
   };
   producer_config pc;
-  pc.buffer_memory = 3 * need(v);  // r0, r1 and r2 at once; r2 and r3 only once r1 is freed
+  pc.buffer_memory = 3 * need(v);  // r0, r1 and r2 at once; r2 and r3 only once r0 and r1 are freed
   REQUIRE(need(v) + need(big) <= pc.buffer_memory);
   REQUIRE(2 * need(v) + need(big) > pc.buffer_memory);
   pc.batch_size = 1;  // each record is a batch of its own, ready at once

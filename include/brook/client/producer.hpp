@@ -52,7 +52,8 @@
 // (MESSAGE_TOO_LARGE: the topic's max.message.bytes is below batch.size) is split, and each
 // record is sent again on its own, so small records do not fail with a big neighbour.
 //
-// Thread-safety: send(), flush() and close() may be called from any number of threads.
+// Thread-safety: send(), flush() and close() may be called from any number of threads; the
+// producer must outlive every call in progress.
 #pragma once
 
 #include <algorithm>

@@ -310,10 +310,14 @@ BROOK_DECL void producer::run_sender() {
     if (ready_.empty() || appending_) {
       if (closed_ && ready_.empty()) return;
       sender_waiting_ = true;
-      if (has_deadline_ && !appending_)
-        cv_.wait_until(lk, next_deadline_);
-      else
+      if (has_deadline_ && !appending_) {
+        // A copy: condition_variable_any reads the deadline again after releasing mu_,
+        // while send() may write next_deadline_.
+        const auto until = next_deadline_;
+        cv_.wait_until(lk, until);
+      } else {
         cv_.wait(lk);  // append_here() wakes it when it is done
+      }
       sender_waiting_ = false;
       continue;
     }
