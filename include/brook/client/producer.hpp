@@ -192,6 +192,8 @@ class producer {
 
  private:
   struct pending {
+    // Built in place from the caller's callback (emplace_back; the callback moves once).
+    pending(send_callback&& c, timestamp_ms t) noexcept : cb(std::move(c)), ts(t) {}
     send_callback cb;
     timestamp_ms ts;
   };
