@@ -54,6 +54,14 @@ TEST_CASE("offset index lookup finds the greatest entry at or below the target",
     CHECK_FALSE(idx.lookup_with_next(offset(1500)).next);  // the last entry
     CHECK_FALSE(idx.lookup_with_next(offset(99999)).next);
   }
+  SECTION("first_above numbers the first entry past the target") {
+    CHECK(idx.first_above(offset(0)) == 0);
+    CHECK(idx.first_above(offset(1009)) == 0);
+    CHECK(idx.first_above(offset(1010)) == 1);
+    CHECK(idx.first_above(offset(1019)) == 1);
+    CHECK(idx.first_above(offset(1499)) == 49);
+    CHECK(idx.first_above(offset(1500)) == 50);  // none: entries()
+  }
   idx.truncate_to_position(file_pos(250));
   CHECK(idx.entries() == 2);
   CHECK(idx.lookup(offset(99999)).position == file_pos(200));

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include <brook/storage/log_slice.hpp>
 #include <brook/storage/segment.hpp>
 
 #include "support/log_builders.hpp"
@@ -149,4 +150,46 @@ TEST_CASE("a damaged index found at lookup time is ignored, not trusted", "[stor
     CHECK(h->last_offset() >= offset(o));
   }
   CHECK(s->index_suspect());
+}
+
+TEST_CASE("prefetch_headers asks for the indexed batches after an offset, below a position", "[storage][segment]") {
+  fixture f;  // index.interval.bytes 100 and batches of about 200 bytes: an entry per batch but the first
+  auto s = f.open(segment::open_kind::create);
+  f.fill(*s, 20);  // batch k: offsets 50 + 3k .. 52 + 3k
+  const std::int64_t bs = static_cast<std::int64_t>(s->size() / 20);
+  auto at = [&](int k) { return file_pos(k * bs); };
+  // Kafka indexes a batch once more than index.interval.bytes precede it: not the first.
+  CHECK(s->prefetch_headers(offset(49), s->end_pos(), 1) == at(1));
+  CHECK(s->prefetch_headers(offset(52), s->end_pos(), 3) == at(3));           // batches 1, 2, 3
+  CHECK(s->prefetch_headers(offset(53), s->end_pos(), 3) == at(3));           // 53 is in batch 1
+  CHECK(s->prefetch_headers(offset(52), at(2) + 1, 16) == at(2));             // below the position only
+  CHECK(s->prefetch_headers(offset(52), s->end_pos(), 100) == at(19));        // up to the last batch
+  CHECK(s->prefetch_headers(offset(109), s->end_pos(), 16) == s->end_pos());  // none after the last
+  CHECK(s->prefetch_headers(offset(52), at(1), 16) == at(1));                 // none below: the bound
+
+  SECTION("a damaged entry stops the requests, and a read walks past it as before") {
+    REQUIRE(s->seal());
+    s.reset();
+    s = f.open(segment::open_kind::trusted, false);
+    {
+      // Entry 5's position (batch 6's) becomes 0xff... (negative), entry 9's (batch 10's)
+      // lies past the log.
+      std::fstream io(partition_files::index(f.t.path(), offset(50)), std::ios::in | std::ios::out | std::ios::binary);
+      io.seekp(5 * 8 + 4);
+      io.write("\xff\xff\xff\xff", 4);
+      io.seekp(9 * 8 + 4);
+      io.write("\x7f\x00\x00\x00", 4);
+    }
+    CHECK(s->prefetch_headers(offset(49), s->end_pos(), 16) == at(5));
+    CHECK(s->prefetch_headers(offset(67), s->end_pos(), 16) == s->end_pos());
+    CHECK(s->prefetch_headers(offset(70), s->end_pos(), 16) == at(9));
+    auto slice = log_slice::of_batches(s, file_pos(0), offset(50), offset(110), std::size_t{1} << 20);
+    REQUIRE(slice);
+    CHECK(slice->size_bytes() == s->size());
+    CHECK(slice->next_offset() == offset(110));
+    auto part = log_slice::of_batches(s, at(3), offset(59), offset(110), static_cast<std::size_t>(7 * bs));
+    REQUIRE(part);
+    CHECK(part->size_bytes() == static_cast<std::size_t>(7 * bs));
+    CHECK(part->next_offset() == offset(80));
+  }
 }

@@ -273,6 +273,26 @@ class segment {
     return check_batch_header(bytes(pos, static_cast<std::uint64_t>(limit - pos)), [&] { return where(pos); });
   }
 
+  /// Asks the cache for the headers of up to `count` batches the offset index names after
+  /// offset `after` (batches whose last offset is > after) that start below `to`, so that a
+  /// walk of headers (log_slice::of_batches) finds them there instead of missing on each in
+  /// turn: each header's position depends on the one before, and batches of several KiB put
+  /// each header on a page of its own, which the hardware's prefetchers do not reach.
+  /// Returns the position of the last header asked for, or `to` when the index names none
+  /// below it. A hint only: a damaged entry costs a useless prefetch (one outside the
+  /// mapping is not made; a prefetch never faults anyway).
+  file_pos prefetch_headers(offset after, file_pos to, std::size_t count) const noexcept {
+    const std::size_t n = oindex_.entries();
+    file_pos last = to;
+    for (std::size_t i = oindex_.first_above(after); i < n && count > 0; ++i, --count) {
+      const file_pos p = oindex_.at(i).position;
+      if (p.value() < 0 || p >= to) break;
+      __builtin_prefetch(bytes(p, 0).data());
+      last = p;
+    }
+    return last;
+  }
+
   /// Position of the first batch whose last offset is >= target, scanning below `limit`
   /// (an end_pos() the caller loaded); nullopt if every batch ends before target.
   result<std::optional<file_pos>> find_position(offset target, file_pos limit) const {
