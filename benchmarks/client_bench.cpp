@@ -14,6 +14,15 @@
 //   BM_PubSub1P1CLinger/linger_ms:L
 //                               BM_PubSub1P1C/rate:0 with the producer's linger.ms at L = 5,
 //                               Kafka 4.0's default: batches fill before the sender takes them.
+//   BM_PubSubFloor              the floor of BM_PubSub1P1C/rate:0 in brook's storage, without
+//                               the client layer: the producer thread builds batches of 100
+//                               records (CreateTime read per record, CRC) with
+//                               record_batch_builder and appends each to the partition itself
+//                               (pwrite, index, high watermark, notifier); the consumer thread
+//                               reads 1 MiB slices and walks them (CRC checked), sleeping on
+//                               the directory's notifier when it finds nothing, as brook's
+//                               consumer does by default. No send callback, no sender thread,
+//                               no lock but the partition's.
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -77,6 +86,8 @@
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
+#include <brook/core/clock.hpp>
+#include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
 
 #include "bench_support.hpp"
@@ -396,6 +407,83 @@ BENCHMARK(BM_PubSub1P1C)
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+void BM_PubSubFloor(benchmark::State& state) {
+  constexpr std::int64_t n = pubsub_records;
+  constexpr std::int32_t records_per_append = 100;  // about what BM_PubSub1P1C's appends carry
+  latencies e2e;
+  e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
+  cpu_split cpu;
+  for (auto _ : state) {
+    fresh_topic t(1);
+    auto part = (*t).get_partition(topic, partition_id(0));
+    if (!part) return state.SkipWithError(part.error().to_string().c_str());
+    partition& p = **part;
+    std::atomic<bool> failed{false};
+    const double cpu0 = process_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    std::thread producer_thread([&] {
+      const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
+      message m = make_message();
+      record_batch_builder b;
+      const system_clock clock;  // CreateTime as the producer takes it
+      for (std::int64_t i = 0; i < n && !failed; ++i) {
+        stamp(m.bytes.data(), i);
+        b.append(clock.now_ms(), nullable_bytes::null(), nullable_bytes(m.bytes.data(), m.bytes.size()));
+        if (b.record_count() == records_per_append || i + 1 == n) {
+          b.finish();
+          if (!p.append(b.built())) failed = true;
+          b.reset();
+        }
+      }
+      cpu.producer += thread_cpu_seconds() - tcpu0;
+      cpu.producer_sleeps += thread_sleeps() - tsleeps0;
+    });
+    const double ccpu0 = thread_cpu_seconds(), csleeps0 = thread_sleeps();
+    std::int64_t received = 0;
+    const char* error = nullptr;
+    offset at{0};
+    while (received < n && error == nullptr) {
+      const std::uint64_t seen = (*t).notifier().sequence();
+      auto s = p.read(at, read_options{.max_bytes = 1024 * 1024});
+      if (!s) {
+        error = "read failed";
+        break;
+      }
+      if (s->empty()) {
+        if (failed)
+          error = "append failed";
+        else if (!(*t).notifier().wait(seen, steady::now() + std::chrono::seconds(10)))
+          error = "no record for 10 s";
+        continue;
+      }
+      const std::int64_t now = now_ns();
+      auto walked = s->for_each_record([&](const record_view& r) {
+        const std::byte* v = r.value().data();
+        if (r.value().size() != sizeof(message) || seq_of(v) != received) return false;
+        e2e.add(now - sent_ns_of(v));
+        ++received;
+        return true;
+      });
+      if (!walked) error = "corrupt batch";
+      at = s->next_offset();
+      if (error == nullptr && received < at.value() && received < n) error = "record lost, duplicated or out of order";
+    }
+    const std::int64_t t1 = now_ns();
+    cpu.consumer += thread_cpu_seconds() - ccpu0;
+    cpu.consumer_sleeps += thread_sleeps() - csleeps0;
+    failed = failed || error != nullptr;
+    producer_thread.join();
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (error) return state.SkipWithError(error);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(message)));
+  e2e.report(state, "");
+  cpu.report(state, state.iterations() * n);
+}
+BENCHMARK(BM_PubSubFloor)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 /// Producer p's record i goes to partition i % 8 and carries p at byte 16 of its value.
 /// Consumers check each (producer, partition) stream: producer p's records on partition k
