@@ -55,12 +55,14 @@ TEST_CASE("offset index lookup finds the greatest entry at or below the target",
     CHECK_FALSE(idx.lookup_with_next(offset(99999)).next);
   }
   SECTION("first_above numbers the first entry past the target") {
-    CHECK(idx.first_above(offset(0)) == 0);
-    CHECK(idx.first_above(offset(1009)) == 0);
-    CHECK(idx.first_above(offset(1010)) == 1);
-    CHECK(idx.first_above(offset(1019)) == 1);
-    CHECK(idx.first_above(offset(1499)) == 49);
-    CHECK(idx.first_above(offset(1500)) == 50);  // none: entries()
+    const std::size_t n = idx.entries();
+    CHECK(idx.first_above(offset(0), n) == 0);
+    CHECK(idx.first_above(offset(1009), n) == 0);
+    CHECK(idx.first_above(offset(1010), n) == 1);
+    CHECK(idx.first_above(offset(1019), n) == 1);
+    CHECK(idx.first_above(offset(1499), n) == 49);
+    CHECK(idx.first_above(offset(1500), n) == 50);   // none: n
+    CHECK(idx.first_above(offset(1300), 10) == 10);  // only the first 10 entries searched
   }
   idx.truncate_to_position(file_pos(250));
   CHECK(idx.entries() == 2);

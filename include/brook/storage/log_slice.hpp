@@ -43,19 +43,15 @@ class log_slice {
   static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start, offset bound,
                                       std::size_t max_bytes) {
     const file_pos limit = seg->end_pos();
-    // The headers this walk may reach that the index names are asked for 16 at a time, the
-    // next 16 once the walk is about halfway through the last; from the second on (a read of
-    // one batch, a lookup, costs no index search: find_position has just read its header).
-    const file_pos reach =
-        static_cast<std::uint64_t>(limit - pos) <= max_bytes ? limit : pos + static_cast<std::int64_t>(max_bytes);
+    // Once past the first batch (a read of one batch, a lookup, makes no index search:
+    // find_position has just read its header), the walk asks for up to 16 of the headers
+    // ahead that the index names, and asks again about halfway through them.
+    const file_pos reach = pos + static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                     max_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(limit - pos, 0))));
     file_pos refill_at = pos + 1;
     std::int64_t len = 0;
     offset next = start;
     while (pos + len < limit && (len == 0 || static_cast<std::size_t>(len) < max_bytes)) {
-      if (pos + len >= refill_at && refill_at < reach) {
-        const file_pos last = seg->prefetch_headers(next - 1, reach, 16);
-        refill_at = last == reach ? reach : pos + len + std::max<std::int64_t>(last - (pos + len), 0) / 2;
-      }
       auto h = seg->header_at(pos + len, limit);
       if (!h && len == 0) return h.error();
       if (!h || (len > 0 && h->base_offset < next)) break;  // the next read starts here and reports it
@@ -63,6 +59,10 @@ class log_slice {
       if (len > 0 && static_cast<std::size_t>(len) + h->size_bytes() > max_bytes) break;
       len += h->size_bytes();
       next = h->next_offset();
+      if (pos + len >= refill_at && refill_at < reach) {
+        const file_pos last = seg->prefetch_headers(next - 1, reach, 16);
+        refill_at = last == reach ? reach : pos + len + std::max<std::int64_t>(last - (pos + len), 0) / 2;
+      }
     }
     return log_slice(std::move(seg), pos, static_cast<std::uint64_t>(len), start, std::max(next, start));
   }

@@ -71,15 +71,17 @@ class offset_index {
     std::optional<entry> next;  ///< none when at_or_below is the last entry
   };
   bracket lookup_with_next(brook::offset target) const noexcept {
-    const std::size_t lo = first_above(target);
+    const std::size_t n = entries();
+    const std::size_t lo = first_above(target, n);
     bracket b{lo == 0 ? entry{base_, file_pos(0)} : at(lo - 1), std::nullopt};
-    if (lo < entries()) b.next = at(lo);
+    if (lo < n) b.next = at(lo);
     return b;
   }
 
-  /// The number of the first entry whose offset is > target (entries() when none).
-  std::size_t first_above(brook::offset target) const noexcept {
-    return file_.count_at_or_below(entries(), [&](std::size_t i) { return at(i).offset <= target; });
+  /// The number of the first of the first `n` entries (n: an entries() the caller loaded)
+  /// whose offset is > target; n when there is none.
+  std::size_t first_above(brook::offset target, std::size_t n) const noexcept {
+    return file_.count_at_or_below(n, [&](std::size_t i) { return at(i).offset <= target; });
   }
 
   /// Drops every entry whose position is >= pos (the log was cut there).

@@ -279,15 +279,17 @@ class segment {
   /// turn: each header's position depends on the one before, and batches of several KiB put
   /// each header on a page of its own, which the hardware's prefetchers do not reach.
   /// Returns the position of the last header asked for, or `to` when the index names none
-  /// below it. A hint only: a damaged entry costs a useless prefetch (one outside the
-  /// mapping is not made; a prefetch never faults anyway).
+  /// below it. A hint only: an entry outside [0, to) (damage, or an append after `to` was
+  /// loaded) ends the requests there.
   file_pos prefetch_headers(offset after, file_pos to, std::size_t count) const noexcept {
     const std::size_t n = oindex_.entries();
     file_pos last = to;
-    for (std::size_t i = oindex_.first_above(after); i < n && count > 0; ++i, --count) {
+    for (std::size_t i = oindex_.first_above(after, n); i < n && count > 0; ++i, --count) {
       const file_pos p = oindex_.at(i).position;
       if (p.value() < 0 || p >= to) break;
-      __builtin_prefetch(bytes(p, 0).data());
+      const std::byte* h = bytes(p, 0).data();
+      __builtin_prefetch(h);
+      __builtin_prefetch(h + batch_layout::header_size - 1);  // a header may straddle two lines
       last = p;
     }
     return last;
