@@ -37,6 +37,17 @@
 //                               ConcurrentQueue (consumers spin) and BlockingConcurrentQueue.
 //   BM_ProduceKeyed/linger_ms:L keyed records (10,000 keys, murmur2) to an 8-partition topic,
 //                               send() in a loop then flush(); L = 0 and 5.
+//   BM_ProduceBatchSize/linger_ms:L/batch_KiB:B
+//                               BM_PubSub1P1C's producer alone (no consumer): unkeyed records
+//                               to a 1-partition topic, send() in a loop then flush(), with
+//                               batch.size at B KiB (16, Kafka's default; 64; 1024). With
+//                               L = 5 batches fill to B before the sender takes them, so what
+//                               the producer thread pays a batch (the hand-off to the sender,
+//                               its wake-up, the batch's bookkeeping) is the difference
+//                               between the rows, spread over each row's records_per_batch.
+//                               L = 0, B = 16: the sender takes whatever it finds each time
+//                               it is free. Also prod_sys_ns: the producer thread's system
+//                               (kernel) time a record.
 //
 // Every record's value is 100 bytes and starts with its send time (steady_clock ns) and a
 // sequence number; the consumer checks the sequence and computes end-to-end latency, taking
@@ -144,6 +155,13 @@ double thread_sleeps() {
   return static_cast<double>(ru.ru_nvcsw);
 }
 
+/// The calling thread's system (kernel) CPU time so far.
+double thread_sys_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_THREAD, &ru);
+  return static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) * 1e-6;
+}
+
 /// CPU time per record: the whole process, the producer thread, the consumer thread, and
 /// the rest (brook's sender thread; about zero for the queues). CPU time is what each
 /// thread needs, whatever the other jobs on the machine do; the slowest thread bounds the
@@ -184,6 +202,13 @@ std::int64_t sent_ns_of(const std::byte* v) {
   std::int64_t t;
   std::memcpy(&t, v, 8);
   return t;
+}
+/// A record of `topic` whose value is m's bytes (stamped again before each send).
+producer_record record_of(message& m) {
+  producer_record rec;
+  rec.topic = topic;
+  rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+  return rec;
 }
 std::int64_t seq_of(const std::byte* v) {
   std::int64_t s;
@@ -813,9 +838,7 @@ void BM_ProduceKeyed(benchmark::State& state) {
     producer prod(*t, pc);
     std::atomic<std::int64_t> errors{0};
     message m = make_message();
-    producer_record rec;
-    rec.topic = topic;
-    rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+    producer_record rec = record_of(m);
     const double cpu0 = process_cpu_seconds(), tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
     const std::int64_t t0 = now_ns();
     for (std::int64_t i = 0; i < keyed_records; ++i) {
@@ -839,6 +862,57 @@ BENCHMARK(BM_ProduceKeyed)
     ->ArgName("linger_ms")
     ->Arg(0)
     ->Arg(5)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+void BM_ProduceBatchSize(benchmark::State& state) {
+  constexpr std::int64_t n = pubsub_records;
+  cpu_split cpu;
+  double sys = 0;
+  std::int64_t batches = 0;
+  for (auto _ : state) {
+    fresh_topic t(1);
+    producer_config pc;
+    pc.acks = acks_mode::leader;
+    pc.linger = std::chrono::milliseconds(state.range(0));
+    pc.batch_size = static_cast<std::size_t>(state.range(1)) * 1024;
+    producer prod(*t, pc);
+    std::atomic<std::int64_t> errors{0};
+    message m = make_message();
+    producer_record rec = record_of(m);
+    const double cpu0 = process_cpu_seconds(), tcpu0 = thread_cpu_seconds(), tsys0 = thread_sys_seconds();
+    const double tsleeps0 = thread_sleeps();
+    const std::int64_t t0 = now_ns();
+    for (std::int64_t i = 0; i < n; ++i) {
+      stamp(m.bytes.data(), i);
+      prod.send(rec, [&errors](const result<record_metadata>& md) {
+        if (!md) ++errors;
+      });
+    }
+    (void)prod.flush();
+    const std::int64_t t1 = now_ns();
+    cpu.producer += thread_cpu_seconds() - tcpu0;
+    sys += thread_sys_seconds() - tsys0;
+    cpu.producer_sleeps += thread_sleeps() - tsleeps0;
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (errors != 0) return state.SkipWithError("send failed");
+    (void)prod.close();
+    batches += batches_in(*t);
+  }
+  const std::int64_t records = state.iterations() * n;
+  state.SetItemsProcessed(records);
+  cpu.report(state, records);
+  state.counters["prod_sys_ns"] = sys * 1e9 / static_cast<double>(records);
+  if (batches > 0) state.counters["recs_per_batch"] = static_cast<double>(records) / static_cast<double>(batches);
+}
+BENCHMARK(BM_ProduceBatchSize)
+    ->ArgNames({"linger_ms", "batch_KiB"})
+    ->Args({0, 16})
+    ->Args({5, 16})
+    ->Args({5, 64})
+    ->Args({5, 1024})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
