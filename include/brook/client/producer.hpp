@@ -72,6 +72,8 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -211,16 +213,14 @@ class producer {
     std::int32_t partitions = 0;
     std::vector<std::unique_ptr<batch>> open;  // the open batch of each partition, if any
   };
-  // What enqueue() did with a record: refused it (err; the callback stays with the caller),
-  // or took it, with the batches send() is to append itself if any. Lean on purpose: one is
-  // built for every record.
+  // What enqueue() did with a record it took (a refusal is enqueue()'s error; the callback
+  // then stays with the caller). Trivially destructible on purpose: one is made for every
+  // record, and the batches an appending send() takes wait in in_caller_work_ instead.
   struct enqueue_result {
-    std::optional<brook::error> err;
-    std::vector<std::unique_ptr<batch>> in_caller;  ///< batches for send() to append itself
-    bool wake_sender = false;                       ///< send() notifies cv_, the lock released
+    bool wake_sender = false;  ///< send() notifies cv_, the lock released
+    bool append_here = false;  ///< send() appends in_caller_work_ itself (it set appending_)
   };
-
-  static enqueue_result fail(brook::error e);
+  static_assert(std::is_trivially_destructible_v<enqueue_result>);
 
   void start();
 
@@ -231,7 +231,7 @@ class producer {
 
   /// Takes the record into its partition's open batch, moving `cb` into it; on an error
   /// leaves `cb` as it was.
-  enqueue_result enqueue(const producer_record& rec, send_callback& cb);
+  result<enqueue_result> enqueue(const producer_record& rec, send_callback& cb);
 
   /// Would a record of rsize bytes for (topic, pid) start a new batch?
   bool needs_new_batch_locked(const topic_cache& tc, partition_id pid, std::size_t rsize) const;
@@ -245,9 +245,9 @@ class producer {
   bool append_in_caller_locked(std::chrono::steady_clock::time_point now);
   /// Moves every closed and open batch, in order, into `work`.
   void take_all_locked(std::vector<std::unique_ptr<batch>>& work);
-  /// Appends `work` on the calling thread, then lets the sender run again. noexcept: a
-  /// callback that throws terminates, as it does on the sender thread.
-  void append_here(std::vector<std::unique_ptr<batch>> work) noexcept;
+  /// Appends in_caller_work_ on the calling thread, then lets the sender run again.
+  /// noexcept: a callback that throws terminates, as it does on the sender thread.
+  void append_here() noexcept;
 
   /// Moves `b` to the ready queue; the caller wakes the sender.
   void close_batch_locked(std::unique_ptr<batch>& b);
@@ -292,7 +292,8 @@ class producer {
   std::condition_variable_any cv_;        // sender: work or a deadline
   std::condition_variable_any space_cv_;  // send(): buffer space
   std::condition_variable_any done_cv_;   // flush(): completions
-  std::map<std::string, topic_cache, std::less<>> topics_;
+  std::map<std::string, topic_cache, std::less<>> topics_;           // never erased from
+  std::pair<const std::string, topic_cache>* last_topic_ = nullptr;  // the latest topic_of()'s
   std::deque<std::unique_ptr<batch>> ready_;
   std::vector<std::unique_ptr<batch>> spare_;
   std::size_t buffered_ = 0;
@@ -313,6 +314,9 @@ class producer {
   std::chrono::steady_clock::time_point last_return_{};  // when the latest send() returned
   std::int64_t idle_avg_ns_ = 0;                         // caller time between sends, averaged
   std::atomic<std::int64_t> in_caller_cost_ns_{0};       // a batch's append, averaged
+  // The batches the appending send() took (take_all_locked); only the thread that set
+  // appending_ touches it, until it clears appending_. Its capacity is kept.
+  std::vector<std::unique_ptr<batch>> in_caller_work_;
   std::thread sender_;
   // The producer whose send callbacks this thread is running now (nullptr: none), so that
   // flush(), close() and the destructor called from one fail instead of waiting for themselves.

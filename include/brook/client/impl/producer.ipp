@@ -23,13 +23,11 @@ BROOK_DECL producer::~producer() {
 }
 
 BROOK_DECL void producer::send(const producer_record& rec, send_callback cb) {
-  auto e = enqueue(rec, cb);
+  const auto e = enqueue(rec, cb);
+  if (!e) return finish_now(e.error(), std::move(cb));
   // After mu_ is released: a sender woken under it would at once block on it.
-  if (e.wake_sender) cv_.notify_one();
-  if (e.err)
-    finish_now(*e.err, std::move(cb));
-  else if (!e.in_caller.empty())
-    append_here(std::move(e.in_caller));
+  if (e->wake_sender) cv_.notify_one();
+  if (e->append_here) append_here();
 }
 
 BROOK_DECL std::future<result<record_metadata>> producer::send(const producer_record& rec) {
@@ -72,12 +70,6 @@ BROOK_DECL result<void> producer::close() {
   return r;
 }
 
-BROOK_DECL auto producer::fail(brook::error e) -> enqueue_result {
-  enqueue_result r;
-  r.err = std::move(e);
-  return r;
-}
-
 BROOK_DECL void producer::start() {
   if (!cfg_.partitioner) cfg_.partitioner = std::make_shared<default_partitioner>();
   if (cfg_.compression != compression_type::none) {
@@ -105,9 +97,13 @@ BROOK_DECL void producer::finish_now(const brook::error& e, send_callback cb) {
 }
 
 BROOK_DECL auto producer::topic_of(const std::string& topic) -> result<topic_cache*> {
-  auto it = topics_.find(std::string_view(topic));
-  if (it == topics_.end()) it = topics_.emplace(topic, topic_cache{}).first;
-  auto& tc = it->second;
+  // Most sends name the topic the previous one did (map nodes never move or go).
+  if (last_topic_ == nullptr || last_topic_->first != topic) {
+    auto it = topics_.find(std::string_view(topic));
+    if (it == topics_.end()) it = topics_.emplace(topic, topic_cache{}).first;
+    last_topic_ = &*it;
+  }
+  auto& tc = last_topic_->second;
   const std::uint64_t v = target_.metadata_version();
   if (tc.version != v) {
     BROOK_TRY_ASSIGN(auto n, target_.partition_count(topic));
@@ -118,28 +114,28 @@ BROOK_DECL auto producer::topic_of(const std::string& topic) -> result<topic_cac
   return &tc;
 }
 
-BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb) -> enqueue_result {
-  if (config_error_) return fail(*config_error_);
+BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb) -> result<enqueue_result> {
+  if (config_error_) return *config_error_;
   if (rec.timestamp && *rec.timestamp < 0)  // Kafka's ProducerRecord refuses these too
-    return fail(make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp));
+    return make_error(errc::invalid_timestamp, "record timestamp {} is negative", *rec.timestamp);
   const timestamp_ms ts = rec.timestamp ? *rec.timestamp : target_.now_ms();
   const std::size_t rsize = record_batch_builder::record_size(0, 0, rec.key, rec.value, rec.headers);
   if (rsize + batch_layout::header_size > cfg_.max_request_size)
-    return fail(make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
-                           rsize + batch_layout::header_size, cfg_.max_request_size));
+    return make_error(errc::record_too_large, "record of {} bytes exceeds max.request.size {}",
+                      rsize + batch_layout::header_size, cfg_.max_request_size);
   if (rsize + batch_layout::header_size > cfg_.buffer_memory)
-    return fail(make_error(errc::record_too_large, "record of {} bytes exceeds buffer.memory {}",
-                           rsize + batch_layout::header_size, cfg_.buffer_memory));
+    return make_error(errc::record_too_large, "record of {} bytes exceeds buffer.memory {}",
+                      rsize + batch_layout::header_size, cfg_.buffer_memory);
   std::unique_lock lk(mu_);
-  if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
+  if (closing_ || closed_) return make_error(errc::closed, "producer is closed");
   auto tc = topic_of(rec.topic);
-  if (!tc) return fail(tc.error());
+  if (!tc) return tc.error();
   const auto n = (*tc)->partitions;
   partition_id pid{0};
   if (rec.partition) {
     pid = *rec.partition;
     if (pid.value() < 0 || pid.value() >= n)
-      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid));
+      return make_error(errc::unknown_topic_or_partition, "topic '{}' has no partition {}", rec.topic, pid);
   } else {
     // A host partitioner may be slow, so the lock is released around it; brook's own run
     // under the lock (partitioner::runs_under_producer_lock). Either is thread-safe.
@@ -156,13 +152,13 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
       if (unlocked) lk.lock();
     }
     if (unlocked) {  // the producer may have closed, or the topic changed, meanwhile
-      if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
+      if (closing_ || closed_) return make_error(errc::closed, "producer is closed");
       tc = topic_of(rec.topic);
-      if (!tc) return fail(tc.error());
+      if (!tc) return tc.error();
     }
     if (pid.value() < 0 || pid.value() >= (*tc)->partitions)
-      return fail(make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
-                             (*tc)->partitions, rec.topic));
+      return make_error(errc::invalid_partitions, "partitioner chose partition {} of {} for topic '{}'", pid,
+                        (*tc)->partitions, rec.topic);
   }
   // buffer.memory back-pressure.
   const std::size_t need = rsize + batch_layout::header_size;
@@ -176,14 +172,13 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
     bool got = space_cv_.wait_until(lk, deadline,
                                     [&] { return buffered_ + need <= cfg_.buffer_memory || closing_ || closed_; });
     --space_waiters_;
-    if (closing_ || closed_) return fail(make_error(errc::closed, "producer is closed"));
+    if (closing_ || closed_) return make_error(errc::closed, "producer is closed");
     if (!got)
-      return fail(make_error(errc::timeout,
-                             "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}", need,
-                             cfg_.max_block.count(), cfg_.buffer_memory));
+      return make_error(errc::timeout, "no buffer space for {} bytes within max.block.ms ({} ms); buffer.memory {}",
+                        need, cfg_.max_block.count(), cfg_.buffer_memory);
     tc = topic_of(rec.topic);
     if (!tc || pid.value() >= (*tc)->partitions)
-      return fail(make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic));
+      return make_error(errc::unknown_topic_or_partition, "topic '{}' changed while send() waited", rec.topic);
   }
   // Decided first: a caller about to append everything itself does not wake the sender.
   const bool here = in_caller_ && append_in_caller_locked(std::chrono::steady_clock::now());
@@ -205,7 +200,8 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
   }
   enqueue_result r;
   if (here) {
-    take_all_locked(r.in_caller);
+    take_all_locked(in_caller_work_);
+    r.append_here = true;
   } else if (open->builder.size_bytes() >= cfg_.batch_size) {
     close_batch_locked(open);
     wake = true;
@@ -237,9 +233,12 @@ BROOK_DECL void producer::take_all_locked(std::vector<std::unique_ptr<batch>>& w
   has_deadline_ = false;  // no open batch is left
 }
 
-BROOK_DECL void producer::append_here(std::vector<std::unique_ptr<batch>> work) noexcept {
+BROOK_DECL void producer::append_here() noexcept {
   // The target completes in the caller: when send_batch() returns, the callbacks have run.
-  for (auto& b : work) send_batch(std::move(b));
+  // A callback's own send() does not append (callback_owner_ is set), so nothing else
+  // touches in_caller_work_ meanwhile.
+  for (auto& b : in_caller_work_) send_batch(std::move(b));
+  in_caller_work_.clear();
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lk(mu_);
   appending_ = false;
