@@ -41,10 +41,11 @@
 //                               BM_PubSub1P1C's producer alone (no consumer): unkeyed records
 //                               to a 1-partition topic, send() in a loop then flush(), with
 //                               batch.size at B KiB (16, Kafka's default; 64; 1024). With
-//                               L = 5 batches fill to B before the sender takes them, so what
-//                               the producer thread pays a batch (the hand-off to the sender,
-//                               its wake-up, the batch's bookkeeping) is the difference
-//                               between the rows, spread over each row's records_per_batch.
+//                               L = 5 batches fill to B before the sender takes them, so the
+//                               rows differ in how many records share each batch: what a
+//                               batch costs (the hand-off to the sender, its wake-up, the
+//                               batch's bookkeeping, and a part that grows with its bytes) is
+//                               the difference between them over each row's recs_per_batch.
 //                               L = 0, B = 16: the sender takes whatever it finds each time
 //                               it is free. Also prod_sys_ns: the producer thread's system
 //                               (kernel) time a record.
