@@ -343,9 +343,7 @@ void pubsub_1p1c(benchmark::State& state, std::int64_t rate, bool in_caller, std
     std::thread sender([&] {
       const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
       message m = make_message();
-      producer_record rec;
-      rec.topic = topic;
-      rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+      producer_record rec = record_of(m);
       acks* a = &acks_ctx;
       send_paced(n, rate, [&](std::int64_t i) {
         stamp(m.bytes.data(), i);
@@ -581,9 +579,7 @@ void BM_PubSub4P4C(benchmark::State& state) {
       threads.emplace_back([&, p] {
         message m = make_message();
         stamp_producer(m.bytes.data(), p);
-        producer_record rec;
-        rec.topic = topic;
-        rec.value = nullable_bytes(m.bytes.data(), m.bytes.size());
+        producer_record rec = record_of(m);
         for (std::int64_t i = 0; i < per_producer; ++i) {
           stamp(m.bytes.data(), i);
           rec.partition = partition_id(static_cast<std::int32_t>(i % mesh_partitions));
