@@ -24,6 +24,19 @@
 //                               consumer does by default. No send callback, no sender thread,
 //                               no producer lock: what brook's storage path alone costs a
 //                               record, at 100 records a batch.
+//   BM_PubSubFloorSplit/batch_records:B
+//                               BM_PubSubFloor with brook's three threads: the producer
+//                               thread builds batches (B records each; B = 0: it hands its
+//                               batch over whenever the appender has none left, as linger.ms
+//                               0 does, or at 16 KiB) and passes each through a lock-free ring
+//                               to an appender thread, which appends it and returns the
+//                               builder through a second ring. 2,048 builders (as many 16 KiB
+//                               batches as buffer.memory holds), reused. A side whose ring is
+//                               empty sleeps on a futex and is woken only then. No send
+//                               callback, no producer lock: what brook's design (send() on
+//                               the caller's thread, appends on a sender thread) costs with
+//                               nothing between its threads but two rings and a futex.
+//                               app_sleeps_per_krec: the appender's sleeps.
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -76,9 +89,12 @@
 // then sends every record that is due: see send_paced for why it does not sleep. In paced
 // runs prod_cpu_ns and cpu_ns_per_rec therefore count its yielding too (and
 // prod_sleeps_per_krec, voluntary switches only, does not: a yield is an involuntary one).
+#include <linux/futex.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -433,6 +449,55 @@ BENCHMARK(BM_PubSub1P1C)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+/// The consumer thread of BM_PubSubFloor and BM_PubSubFloorSplit: reads `p` from offset 0
+/// in 1 MiB slices (CRC checked) until it has n records, checking each record's sequence and
+/// noting its latency, and sleeps on the directory's notifier when it finds nothing, as
+/// brook's consumer does by default. Adds its CPU time and sleeps to `cpu`, sets `end` to
+/// when it stopped, and returns what went wrong, or nullptr.
+const char* consume_floor(data_dir& dd, partition& p, std::int64_t n, const std::atomic<bool>& failed, latencies& e2e,
+                          cpu_split& cpu, std::int64_t& end) {
+  const double cpu0 = thread_cpu_seconds(), sleeps0 = thread_sleeps();
+  std::int64_t received = 0;
+  offset at{0};
+  auto consume = [&]() -> const char* {
+    while (received < n) {
+      const std::uint64_t seen = dd.notifier().sequence();
+      auto s = p.read(at, read_options{.max_bytes = 1024 * 1024});
+      if (!s) return "read failed";
+      if (s->empty()) {
+        if (failed) return "append failed";
+        if (!dd.notifier().wait(seen, steady::now() + std::chrono::seconds(10))) return "no record for 10 s";
+        continue;
+      }
+      const std::int64_t now = now_ns();
+      auto walked = s->for_each_record([&](const record_view& r) {
+        const std::byte* v = r.value().data();
+        if (r.value().size() != sizeof(message) || seq_of(v) != received) return false;
+        e2e.add(now - sent_ns_of(v));
+        ++received;
+        return true;
+      });
+      if (!walked) return "corrupt batch";
+      at = s->next_offset();
+      if (received < at.value() && received < n) return "record lost, duplicated or out of order";
+    }
+    return nullptr;
+  };
+  const char* error = consume();
+  end = now_ns();
+  cpu.consumer += thread_cpu_seconds() - cpu0;
+  cpu.consumer_sleeps += thread_sleeps() - sleeps0;
+  return error;
+}
+
+/// The counters of BM_PubSubFloor and BM_PubSubFloorSplit, for n records an iteration.
+void report_floor(benchmark::State& state, std::int64_t n, latencies& e2e, const cpu_split& cpu) {
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(message)));
+  e2e.report(state, "");
+  cpu.report(state, state.iterations() * n);
+}
+
 void BM_PubSubFloor(benchmark::State& state) {
   constexpr std::int64_t n = pubsub_records;
   constexpr std::int32_t records_per_append = 100;  // about what BM_PubSub1P1C's appends carry
@@ -468,51 +533,148 @@ void BM_PubSubFloor(benchmark::State& state) {
       cpu.producer += thread_cpu_seconds() - tcpu0;
       cpu.producer_sleeps += thread_sleeps() - tsleeps0;
     });
-    const double ccpu0 = thread_cpu_seconds(), csleeps0 = thread_sleeps();
-    std::int64_t received = 0;
-    const char* error = nullptr;
-    offset at{0};
-    while (received < n && error == nullptr) {
-      const std::uint64_t seen = (*t).notifier().sequence();
-      auto s = p.read(at, read_options{.max_bytes = 1024 * 1024});
-      if (!s) {
-        error = "read failed";
-        break;
-      }
-      if (s->empty()) {
-        if (failed)
-          error = "append failed";
-        else if (!(*t).notifier().wait(seen, steady::now() + std::chrono::seconds(10)))
-          error = "no record for 10 s";
-        continue;
-      }
-      const std::int64_t now = now_ns();
-      auto walked = s->for_each_record([&](const record_view& r) {
-        const std::byte* v = r.value().data();
-        if (r.value().size() != sizeof(message) || seq_of(v) != received) return false;
-        e2e.add(now - sent_ns_of(v));
-        ++received;
-        return true;
-      });
-      if (!walked) error = "corrupt batch";
-      at = s->next_offset();
-      if (error == nullptr && received < at.value() && received < n) error = "record lost, duplicated or out of order";
-    }
-    const std::int64_t t1 = now_ns();
-    cpu.consumer += thread_cpu_seconds() - ccpu0;
-    cpu.consumer_sleeps += thread_sleeps() - csleeps0;
+    std::int64_t t1 = 0;
+    const char* error = consume_floor(*t, p, n, failed, e2e, cpu, t1);
     failed = failed || error != nullptr;
     producer_thread.join();
     cpu.process += process_cpu_seconds() - cpu0;
     state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
     if (error) return state.SkipWithError(error);
   }
-  state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(message)));
-  e2e.report(state, "");
-  cpu.report(state, state.iterations() * n);
+  report_floor(state, n, e2e, cpu);
 }
 BENCHMARK(BM_PubSubFloor)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// One thread's wake-up for BM_PubSubFloorSplit: ring() bumps a sequence and makes the futex
+/// call only while the other side sleeps in wait(seen), which returns once the sequence
+/// moved past `seen`. Both sides are seq_cst (bump then load the flag; set the flag then
+/// load the sequence), so no ring is lost.
+class doorbell {
+ public:
+  std::uint32_t sequence() const noexcept { return seq_.load(std::memory_order_seq_cst); }
+  void ring() noexcept {
+    seq_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst))
+      ::syscall(SYS_futex, &seq_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+  void wait(std::uint32_t seen) noexcept {
+    sleeping_.store(true, std::memory_order_seq_cst);
+    while (seq_.load(std::memory_order_seq_cst) == seen)
+      ::syscall(SYS_futex, &seq_, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+    sleeping_.store(false, std::memory_order_relaxed);
+  }
+
+ private:
+  alignas(64) std::atomic<std::uint32_t> seq_{0};
+  std::atomic<bool> sleeping_{false};
+};
+
+/// BM_PubSubFloorSplit: see the file comment.
+void BM_PubSubFloorSplit(benchmark::State& state) {
+  constexpr std::int64_t n = pubsub_records;
+  const auto batch_records = static_cast<std::int32_t>(state.range(0));
+  // As many 16 KiB batches as the producer's buffer.memory holds (32 MiB): the producer
+  // thread runs as far ahead of the appender as brook's may. (With 8 builders it waited for
+  // one on most batches, and the futex calls cost both threads more than the rings saved.)
+  constexpr std::size_t builders = 2048;
+  double sleeps = 0;
+  latencies e2e;
+  e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
+  cpu_split cpu;
+  std::int64_t batches = 0;
+  for (auto _ : state) {
+    fresh_topic t(1);
+    auto part = (*t).get_partition(topic, partition_id(0));
+    if (!part) return state.SkipWithError(part.error().to_string().c_str());
+    partition& p = **part;
+    std::vector<record_batch_builder> pool(builders);
+    using ring = boost::lockfree::spsc_queue<record_batch_builder*, boost::lockfree::capacity<builders>>;
+    auto full = std::make_unique<ring>(), spare = std::make_unique<ring>();
+    for (std::size_t i = 1; i < builders; ++i) spare->push(&pool[i]);
+    doorbell full_bell, spare_bell;
+    alignas(64) std::atomic<bool> failed{false};
+    alignas(64) std::atomic<std::int64_t> appended_batches{0};
+    const double cpu0 = process_cpu_seconds();
+    const std::int64_t t0 = now_ns();
+    double appender_sleeps = 0;
+    std::thread appender([&] {
+      const double asleeps0 = thread_sleeps();
+      std::int64_t done = 0, k = 0;
+      while (done < n && !failed) {
+        const std::uint32_t seen = full_bell.sequence();
+        record_batch_builder* b = nullptr;
+        if (!full->pop(b)) {
+          full_bell.wait(seen);
+          continue;
+        }
+        if (!p.append(b->built())) {
+          failed = true;
+          (*t).notifier().notify();
+        }
+        done += b->record_count();
+        ++k;
+        b->reset();
+        spare->push(b);
+        spare_bell.ring();
+      }
+      appended_batches = k;
+      appender_sleeps = thread_sleeps() - asleeps0;
+    });
+    std::thread producer_thread([&] {
+      const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
+      message m = make_message();
+      record_batch_builder* b = &pool[0];
+      const system_clock clock;
+      const nullable_bytes value(m.bytes.data(), m.bytes.size());
+      // A bound on the next record's size (its deltas are small varints), so a batch never
+      // passes batch.size.
+      const std::size_t next_bytes = record_batch_builder::record_size(1 << 20, 1 << 20, nullable_bytes::null(), value);
+      for (std::int64_t i = 0; i < n && !failed; ++i) {
+        stamp(m.bytes.data(), i);
+        b->append(clock.now_ms(), nullable_bytes::null(), value);
+        const bool appender_idle = full->write_available() == builders;  // the ring is empty
+        const bool hand = i + 1 == n || (batch_records > 0 ? b->record_count() == batch_records
+                                                           : appender_idle || b->size_bytes() + next_bytes > 16384);
+        if (!hand) continue;
+        b->finish();
+        full->push(b);
+        full_bell.ring();
+        for (;;) {
+          const std::uint32_t seen = spare_bell.sequence();
+          if (spare->pop(b) || failed) break;
+          spare_bell.wait(seen);
+        }
+      }
+      cpu.producer += thread_cpu_seconds() - tcpu0;
+      cpu.producer_sleeps += thread_sleeps() - tsleeps0;
+    });
+    std::int64_t t1 = 0;
+    const char* error = consume_floor(*t, p, n, failed, e2e, cpu, t1);
+    if (error != nullptr) {
+      failed = true;
+      full_bell.ring();
+      spare_bell.ring();
+    }
+    producer_thread.join();
+    appender.join();
+    batches += appended_batches;
+    sleeps += appender_sleeps;
+    cpu.process += process_cpu_seconds() - cpu0;
+    state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (error) return state.SkipWithError(error);
+  }
+  report_floor(state, n, e2e, cpu);
+  if (batches > 0)
+    state.counters["recs_per_batch"] = static_cast<double>(state.iterations() * n) / static_cast<double>(batches);
+  state.counters["app_sleeps_per_krec"] = sleeps * 1e3 / static_cast<double>(state.iterations() * n);
+}
+BENCHMARK(BM_PubSubFloorSplit)
+    ->ArgName("batch_records")
+    ->Arg(100)
+    ->Arg(0)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 /// Producer p's record i goes to partition i % 8 and carries p at byte 16 of its value.
 /// Consumers check each (producer, partition) stream: producer p's records on partition k
