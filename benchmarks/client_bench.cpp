@@ -24,7 +24,7 @@
 //                               consumer does by default. No send callback, no sender thread,
 //                               no producer lock: what brook's storage path alone costs a
 //                               record, at 100 records a batch.
-//   BM_PubSubFloorSplit/batch_records:B
+//   BM_PubSubFloorSplit/batch_records:B/callbacks:C/lock:L
 //                               BM_PubSubFloor with brook's three threads: the producer
 //                               thread builds batches (B records each; B = 0: it hands its
 //                               batch over whenever the appender has none left, as linger.ms
@@ -32,11 +32,18 @@
 //                               to an appender thread, which appends it and returns the
 //                               builder through a second ring. 2,048 builders (as many 16 KiB
 //                               batches as buffer.memory holds), reused. A side whose ring is
-//                               empty sleeps on a futex and is woken only then. No send
-//                               callback, no producer lock: what brook's design (send() on
-//                               the caller's thread, appends on a sender thread) costs with
-//                               nothing between its threads but two rings and a futex.
-//                               app_sleeps_per_krec: the appender's sleeps.
+//                               empty sleeps on a futex and is woken only then. C = 1: each
+//                               record carries a send_callback (kept beside the batch as
+//                               brook's producer keeps it), which the appender calls with the
+//                               record's metadata after the append. L = 1: the producer
+//                               thread takes a mutex (brook's adaptive_mutex) around each
+//                               record's append, as send() does; L = 2: and the appender takes
+//                               it twice a batch, as brook's sender does (to take the ready
+//                               batches, and in release()). B, C, L = 0, 0, 0: what brook's
+//                               thread structure costs with nothing between its threads but
+//                               two rings and a futex; 0, 1, 2: the same with brook's
+//                               per-record callback and mutex. app_sleeps_per_krec: the
+//                               appender's sleeps.
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -102,9 +109,11 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -115,6 +124,7 @@
 
 #include <brook/client/consumer.hpp>
 #include <brook/client/producer.hpp>
+#include <brook/core/adaptive_mutex.hpp>
 #include <brook/core/clock.hpp>
 #include <brook/format/record_batch_builder.hpp>
 #include <brook/storage/data_dir.hpp>
@@ -569,14 +579,151 @@ class doorbell {
   std::atomic<bool> sleeping_{false};
 };
 
-/// BM_PubSubFloorSplit: see the file comment.
-void BM_PubSubFloorSplit(benchmark::State& state) {
-  constexpr std::int64_t n = pubsub_records;
-  const auto batch_records = static_cast<std::int32_t>(state.range(0));
+/// One iteration of BM_PubSubFloorSplit (see the file comment): the producer thread runs
+/// produce(), the appender thread append(); stop() ends both early. Thread-safety: each
+/// member is called from the one thread named; stop() from any.
+class split_floor {
+ public:
+  struct options {
+    std::int32_t batch_records = 0;  ///< 0: hand a batch over when the appender has none left
+    bool callbacks = false;          ///< a send_callback a record, called by the appender
+    int lock = 0;                    ///< 1: send()'s mutex a record; 2: and the appender's two turns a batch
+  };
   // As many 16 KiB batches as the producer's buffer.memory holds (32 MiB): the producer
   // thread runs as far ahead of the appender as brook's may. (With 8 builders it waited for
   // one on most batches, and the futex calls cost both threads more than the rings saved.)
-  constexpr std::size_t builders = 2048;
+  static constexpr std::size_t slots = 2048;
+
+  split_floor(data_dir& dd, partition& p, std::int64_t n, options o)
+      : dd_(dd), p_(p), n_(n), o_(o), pool_(slots), full_(std::make_unique<ring>()), spare_(std::make_unique<ring>()) {
+    for (std::size_t i = 1; i < slots; ++i) spare_->push(&pool_[i]);
+  }
+
+  void produce() {
+    message m = make_message();
+    slot* s = &pool_[0];
+    const system_clock clock;
+    const nullable_bytes value(m.bytes.data(), m.bytes.size());
+    // A bound on the next record's size (its deltas are small varints), so a batch never
+    // passes batch.size.
+    const std::size_t next_bytes = record_batch_builder::record_size(1 << 20, 1 << 20, nullable_bytes::null(), value);
+    for (std::int64_t i = 0; i < n_ && !failed_; ++i) {
+      stamp(m.bytes.data(), i);
+      add(*s, clock.now_ms(), value);
+      const bool appender_idle = full_->write_available() == slots;  // its ring is empty
+      const bool hand =
+          i + 1 == n_ || (o_.batch_records > 0 ? s->builder.record_count() == o_.batch_records
+                                               : appender_idle || s->builder.size_bytes() + next_bytes > 16384);
+      if (!hand) continue;
+      s->builder.finish();
+      full_->push(s);
+      full_bell_.ring();
+      s = next_spare();
+    }
+  }
+
+  void append() {
+    const double sleeps0 = thread_sleeps();
+    std::int64_t done = 0;
+    while (done < n_ && !failed_) {
+      const std::uint32_t seen = full_bell_.sequence();
+      if (o_.lock == 2) std::lock_guard turn(mu_);  // as brook's sender takes its ready batches
+      slot* s = nullptr;
+      if (!full_->pop(s)) {
+        full_bell_.wait(seen);
+        continue;
+      }
+      complete(*s, p_.append(s->builder.built()));
+      done += s->builder.record_count();
+      ++batches_;
+      s->builder.reset();
+      spare_->push(s);
+      spare_bell_.ring();
+    }
+    sleeps_ = thread_sleeps() - sleeps0;
+  }
+
+  void stop() {
+    failed_ = true;
+    full_bell_.ring();
+    spare_bell_.ring();
+  }
+
+  std::int64_t batches() const { return batches_; }
+  const std::atomic<bool>& failed_flag() const { return failed_; }
+  double appender_sleeps() const { return sleeps_; }
+  std::int64_t callback_errors() const { return callback_errors_; }
+
+ private:
+  struct slot {
+    record_batch_builder builder;
+    std::vector<std::pair<send_callback, timestamp_ms>> callbacks;  // as brook's producer keeps them
+  };
+  using ring = boost::lockfree::spsc_queue<slot*, boost::lockfree::capacity<slots>>;
+
+  void add(slot& s, timestamp_ms ts, const nullable_bytes& value) {
+    std::unique_lock lk(mu_, std::defer_lock);
+    if (o_.lock > 0) lk.lock();
+    s.builder.append(ts, nullable_bytes::null(), value);
+    if (o_.callbacks) {
+      std::atomic<std::int64_t>* errors = &callback_errors_;
+      const std::int64_t n = n_;
+      s.callbacks.emplace_back(
+          [errors, n](const result<record_metadata>& md) {
+            if (!md || md->offset.value() < 0 || md->offset.value() >= n) ++*errors;
+          },
+          ts);
+    }
+  }
+
+  // What brook's producer does after an append: each record's callback with its metadata,
+  // then (lock 2) its second turn on the mutex, as release() takes it.
+  void complete(slot& s, const result<append_result>& r) {
+    if (!r) {
+      failed_ = true;
+      dd_.notifier().notify();  // a consumer asleep on an empty read sees it at once
+    }
+    if (o_.callbacks) {
+      result<record_metadata> md(record_metadata{topic, partition_id(0), offset(-1), -1});
+      for (std::size_t i = 0; r && i < s.callbacks.size(); ++i) {
+        md->offset = r->base_offset + static_cast<std::int64_t>(i);
+        md->timestamp = s.callbacks[i].second;
+        s.callbacks[i].first(md);
+      }
+      s.callbacks.clear();
+    }
+    if (o_.lock == 2) std::lock_guard turn(mu_);
+  }
+
+  slot* next_spare() {
+    for (;;) {
+      const std::uint32_t seen = spare_bell_.sequence();
+      slot* s = nullptr;
+      if (spare_->pop(s)) return s;
+      if (failed_) return &pool_[0];  // the loop ends at once; nothing appends it again
+      spare_bell_.wait(seen);
+    }
+  }
+
+  data_dir& dd_;
+  partition& p_;
+  const std::int64_t n_;
+  const options o_;
+  std::vector<slot> pool_;
+  std::unique_ptr<ring> full_, spare_;
+  doorbell full_bell_, spare_bell_;
+  adaptive_mutex mu_;  // send()'s mutex, when o_.lock > 0
+  alignas(64) std::atomic<bool> failed_{false};
+  alignas(64) std::atomic<std::int64_t> callback_errors_{0};
+  std::int64_t batches_ = 0;  // appender thread only, read after it is joined
+  double sleeps_ = 0;         // likewise
+};
+
+/// BM_PubSubFloorSplit: see the file comment.
+void BM_PubSubFloorSplit(benchmark::State& state) {
+  constexpr std::int64_t n = pubsub_records;
+  const split_floor::options o{static_cast<std::int32_t>(state.range(0)), state.range(1) != 0,
+                               static_cast<int>(state.range(2))};
   double sleeps = 0;
   latencies e2e;
   e2e.reserve(static_cast<std::size_t>(n * state.max_iterations));
@@ -586,81 +733,26 @@ void BM_PubSubFloorSplit(benchmark::State& state) {
     fresh_topic t(1);
     auto part = (*t).get_partition(topic, partition_id(0));
     if (!part) return state.SkipWithError(part.error().to_string().c_str());
-    partition& p = **part;
-    std::vector<record_batch_builder> pool(builders);
-    using ring = boost::lockfree::spsc_queue<record_batch_builder*, boost::lockfree::capacity<builders>>;
-    auto full = std::make_unique<ring>(), spare = std::make_unique<ring>();
-    for (std::size_t i = 1; i < builders; ++i) spare->push(&pool[i]);
-    doorbell full_bell, spare_bell;
-    alignas(64) std::atomic<bool> failed{false};
-    alignas(64) std::atomic<std::int64_t> appended_batches{0};
+    split_floor run(*t, **part, n, o);
     const double cpu0 = process_cpu_seconds();
     const std::int64_t t0 = now_ns();
-    double appender_sleeps = 0;
-    std::thread appender([&] {
-      const double asleeps0 = thread_sleeps();
-      std::int64_t done = 0, k = 0;
-      while (done < n && !failed) {
-        const std::uint32_t seen = full_bell.sequence();
-        record_batch_builder* b = nullptr;
-        if (!full->pop(b)) {
-          full_bell.wait(seen);
-          continue;
-        }
-        if (!p.append(b->built())) {
-          failed = true;
-          (*t).notifier().notify();
-        }
-        done += b->record_count();
-        ++k;
-        b->reset();
-        spare->push(b);
-        spare_bell.ring();
-      }
-      appended_batches = k;
-      appender_sleeps = thread_sleeps() - asleeps0;
-    });
+    std::thread appender([&] { run.append(); });
     std::thread producer_thread([&] {
       const double tcpu0 = thread_cpu_seconds(), tsleeps0 = thread_sleeps();
-      message m = make_message();
-      record_batch_builder* b = &pool[0];
-      const system_clock clock;
-      const nullable_bytes value(m.bytes.data(), m.bytes.size());
-      // A bound on the next record's size (its deltas are small varints), so a batch never
-      // passes batch.size.
-      const std::size_t next_bytes = record_batch_builder::record_size(1 << 20, 1 << 20, nullable_bytes::null(), value);
-      for (std::int64_t i = 0; i < n && !failed; ++i) {
-        stamp(m.bytes.data(), i);
-        b->append(clock.now_ms(), nullable_bytes::null(), value);
-        const bool appender_idle = full->write_available() == builders;  // the ring is empty
-        const bool hand = i + 1 == n || (batch_records > 0 ? b->record_count() == batch_records
-                                                           : appender_idle || b->size_bytes() + next_bytes > 16384);
-        if (!hand) continue;
-        b->finish();
-        full->push(b);
-        full_bell.ring();
-        for (;;) {
-          const std::uint32_t seen = spare_bell.sequence();
-          if (spare->pop(b) || failed) break;
-          spare_bell.wait(seen);
-        }
-      }
+      run.produce();
       cpu.producer += thread_cpu_seconds() - tcpu0;
       cpu.producer_sleeps += thread_sleeps() - tsleeps0;
     });
     std::int64_t t1 = 0;
-    const char* error = consume_floor(*t, p, n, failed, e2e, cpu, t1);
-    if (error != nullptr) {
-      failed = true;
-      full_bell.ring();
-      spare_bell.ring();
-    }
+    const char* error = consume_floor(*t, **part, n, run.failed_flag(), e2e, cpu, t1);
+    if (error != nullptr) run.stop();
     producer_thread.join();
     appender.join();
-    batches += appended_batches;
-    sleeps += appender_sleeps;
+    batches += run.batches();
+    sleeps += run.appender_sleeps();
     cpu.process += process_cpu_seconds() - cpu0;
     state.SetIterationTime(static_cast<double>(t1 - t0) * 1e-9);
+    if (error == nullptr && run.callback_errors() != 0) error = "a callback had a wrong offset";
     if (error) return state.SkipWithError(error);
   }
   report_floor(state, n, e2e, cpu);
@@ -669,9 +761,14 @@ void BM_PubSubFloorSplit(benchmark::State& state) {
   state.counters["app_sleeps_per_krec"] = sleeps * 1e3 / static_cast<double>(state.iterations() * n);
 }
 BENCHMARK(BM_PubSubFloorSplit)
-    ->ArgName("batch_records")
-    ->Arg(100)
-    ->Arg(0)
+    ->ArgNames({"batch_records", "callbacks", "lock"})
+    ->Args({100, 0, 0})
+    ->Args({0, 0, 0})
+    ->Args({0, 1, 0})
+    ->Args({0, 0, 1})
+    ->Args({0, 0, 2})
+    ->Args({0, 1, 1})
+    ->Args({0, 1, 2})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
