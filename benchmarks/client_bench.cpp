@@ -38,12 +38,14 @@
 //                               record's metadata after the append. L = 1: the producer
 //                               thread takes a mutex (brook's adaptive_mutex) around each
 //                               record's append, as send() does; L = 2: and the appender takes
-//                               it twice a batch, as brook's sender does (to take the ready
-//                               batches, and in release()). B, C, L = 0, 0, 0: what brook's
-//                               thread structure costs with nothing between its threads but
-//                               two rings and a futex; 0, 1, 2: the same with brook's
-//                               per-record callback and mutex. app_sleeps_per_krec: the
-//                               appender's sleeps.
+//                               it about twice a batch, as brook's sender does (to take the
+//                               ready batches, and in release()), each time a lock and an
+//                               unlock with nothing between (brook's sender holds it for its
+//                               bookkeeping, so this is a lower bound). B, C, L = 0, 0, 0:
+//                               what brook's thread structure costs with nothing between its
+//                               threads but two rings and a futex; 0, 1, 2: the same with
+//                               brook's per-record callback and mutex. app_sleeps_per_krec:
+//                               the appender's sleeps.
 //   BM_QueueBaseline/<queue>/rate:R
 //                               the same payloads through moodycamel::ConcurrentQueue (consumer
 //                               spins), moodycamel::BlockingConcurrentQueue (consumer sleeps
@@ -587,7 +589,7 @@ class split_floor {
   struct options {
     std::int32_t batch_records = 0;  ///< 0: hand a batch over when the appender has none left
     bool callbacks = false;          ///< a send_callback a record, called by the appender
-    int lock = 0;                    ///< 1: send()'s mutex a record; 2: and the appender's two turns a batch
+    int lock = 0;                    ///< 1: send()'s mutex a record; 2: and the appender's turns, about two a batch
   };
   // As many 16 KiB batches as the producer's buffer.memory holds (32 MiB): the producer
   // thread runs as far ahead of the appender as brook's may. (With 8 builders it waited for
