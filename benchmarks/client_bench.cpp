@@ -560,7 +560,9 @@ BENCHMARK(BM_PubSubFloor)->Iterations(1)->UseManualTime()->Unit(benchmark::kMill
 /// One thread's wake-up for BM_PubSubFloorSplit: ring() bumps a sequence and makes the futex
 /// call only while the other side sleeps in wait(seen), which returns once the sequence
 /// moved past `seen`. Both sides are seq_cst (bump then load the flag; set the flag then
-/// load the sequence), so no ring is lost.
+/// load the sequence), so no ring is lost. brook's notifier (core/notifier.hpp) does the same
+/// with a mutex and a condition variable on its wait path; the floor uses the least a
+/// wake-up needs.
 class doorbell {
  public:
   std::uint32_t sequence() const noexcept { return seq_.load(std::memory_order_seq_cst); }
