@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <thread>
 
 #include <brook/client/consumer.hpp>
@@ -97,6 +98,31 @@ TEST_CASE("max.poll.records bounds a poll and nothing is skipped", "[client][con
     for (const auto& rec : *r) CHECK(rec.offset() == offset(expect++));
   }
   CHECK(expect == 50);
+}
+
+TEST_CASE("a poll over far-apart offsets sizes its records by the bytes, not the offsets", "[client][consumer]") {
+  // Offsets 0..2, then 3,000,000,000..3,000,000,001 (a replica keeps the offsets it is
+  // given; compaction leaves gaps the same way). A poll that reserved a record for every
+  // offset of the slice would ask for hundreds of gigabytes here.
+  fixture f(1);
+  auto part = *f.dd->get_partition("t", partition_id(0));
+  record_batch_builder b;
+  b.reset(offset(0));
+  for (int i = 0; i < 3; ++i) b.append(1000 + i, "k", "near" + std::to_string(i));
+  REQUIRE_OK(part->append(b.finish(), append_options{.assign_offsets = false}));
+  b.reset(offset(3'000'000'000));
+  for (int i = 0; i < 2; ++i) b.append(2000 + i, "k", "far" + std::to_string(i));
+  REQUIRE_OK(part->append(b.finish(), append_options{.assign_offsets = false}));
+  auto cc = earliest();
+  cc.max_poll_records = std::numeric_limits<std::size_t>::max();
+  consumer c(*f.dd, cc);
+  REQUIRE(c.assign({tp(0)}));
+  auto all = drain(c, 5);
+  REQUIRE(all.size() == 5);
+  CHECK(all[2].offset == offset(2));
+  CHECK(all[3].offset == offset(3'000'000'000));
+  CHECK(all[4].value == "far1");
+  CHECK(*c.position(tp(0)) == offset(3'000'000'002));
 }
 
 TEST_CASE("auto.offset.reset: earliest, latest, none", "[client][consumer]") {

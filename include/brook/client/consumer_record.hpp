@@ -9,6 +9,7 @@
 // Thread-safety: immutable after poll() returns; may be read from any number of threads.
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -100,6 +101,12 @@ class consumer_records {
     return topics_.back().get();
   }
   void add(consumer_record r) { records_.push_back(r); }
+  /// Room for n more records, so that a partition's records are not copied as the vector
+  /// grows (geometrically, so that many partitions' calls stay linear).
+  void reserve_more(std::size_t n) {
+    const std::size_t need = records_.size() + n;
+    if (need > records_.capacity()) records_.reserve(std::max(need, 2 * records_.capacity()));
+  }
 
  private:
   std::vector<std::unique_ptr<std::string>> topics_;  // stable addresses for consumer_record::topic

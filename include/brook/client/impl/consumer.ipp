@@ -200,6 +200,11 @@ BROOK_DECL result<void> consumer::fetch_into(consumer_records& out, std::size_t&
     const std::string* topic = out.intern(tp.topic);
     offset next = *s.position;
     const std::size_t room = cfg_.max_poll_records - out.size();
+    // Room for the records the slice can hold: no more than its offsets (fewer where
+    // compaction left gaps) nor than its bytes allow uncompressed (a record is 7 bytes at
+    // least: length, attributes, two deltas, key and value lengths, header count).
+    const auto offsets = static_cast<std::size_t>(std::max<std::int64_t>(slice->next_offset() - *s.position, 0));
+    out.reserve_more(std::min({room, offsets, slice->size_bytes() / 7}));
     std::size_t taken = 0;
     BROOK_TRY(slice->for_each_record(
         [&](const record_view& v) {
