@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -495,6 +497,46 @@ TEST_CASE("append_in_caller: an idle send() appends in its caller, and callbacks
     CHECK(recs[0].value == "a");
     CHECK(recs[1].value == "b");
     CHECK(recs[2].value == "c");
+  }
+  SECTION("a burst after spaced sends still appends in its caller, each record before send() returns") {
+    // A pacer that fell behind sends its late records back to back. Averaged over the
+    // burst's last few sends the caller looks busy; the spaced sends before it banked the
+    // sends that keep the burst in the caller instead of waking the sender thread.
+    producer_config pc;
+    pc.linger = std::chrono::milliseconds(0);
+    pc.append_in_caller = true;
+    producer p(*dd, pc);
+    std::mutex mu;                         // the callbacks may run on the sender thread
+    std::vector<std::thread::id> threads;  // by offset
+    bool wrong = false;                    // an error, or an offset out of order
+    bool late = false;                     // a callback that had not run when its send() returned
+    auto completed = [&] {
+      std::lock_guard lk(mu);
+      return threads.size();
+    };
+    auto send = [&](int i) {
+      const auto before = completed();
+      const std::string value = std::to_string(i);
+      p.send(producer_record{"t", std::nullopt, "k", value, {}, std::nullopt}, [&](const result<record_metadata>& md) {
+        std::lock_guard lk(mu);
+        if (!md || md->offset.value() != static_cast<std::int64_t>(threads.size())) wrong = true;
+        threads.push_back(std::this_thread::get_id());
+      });
+      if (completed() != before + 1) late = true;
+    };
+    constexpr int spaced = 400, burst = 200;
+    for (int i = 0; i < spaced; ++i) {
+      send(i);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    for (int i = spaced; i < spaced + burst; ++i) send(i);
+    REQUIRE(p.flush());
+    CHECK_FALSE(wrong);
+    CHECK_FALSE(late);
+    REQUIRE(threads.size() == static_cast<std::size_t>(spaced + burst));
+    CHECK(std::count(threads.begin(), threads.end(), me) == spaced + burst);
+    REQUIRE(p.close());
+    CHECK(read_partition(*dd, "t", 0).size() == static_cast<std::size_t>(spaced + burst));
   }
   SECTION("append_in_caller false (the default), or linger.ms above 0: the sender thread appends") {
     producer_config pc;

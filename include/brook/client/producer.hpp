@@ -22,7 +22,10 @@
 // on average over its last several sends (a pause counting as one append at most), for at
 // least a quarter of what a batch costs to append (measured, also averaged): a steady
 // stream of spaced sends pays one append each and no wake-up, while a tight loop goes to
-// the sender thread, where records sent while it is busy share batches. A send() from a
+// the sender thread, where records sent while it is busy share batches. Each send found
+// idle banks one more (up to 256), which a burst of sends the average calls busy spends, so
+// a steady stream keeps appending in its caller through a burst (a pacer catching up after
+// a pause), and a tight loop, rarely found idle, rarely banks. A send() from a
 // send callback never appends in its caller (no recursion). Off by default because success
 // callbacks then run inside send(): a host turns it on when none of its callbacks takes a
 // lock its send() callers hold.
@@ -312,7 +315,9 @@ class producer {
   bool appending_ = false;                               // a send() is appending
   bool sending_ = false;                                 // the sender thread is appending
   std::chrono::steady_clock::time_point last_return_{};  // when the latest send() returned
-  std::int64_t idle_avg_ns_ = 0;                         // caller time between sends, averaged
+  std::int64_t idle_avg_ns_ = -1;                        // caller time between sends, averaged
+  int idle_sends_ = 0;                                   // sends banked for a burst
+  static constexpr int burst_sends = 256;                // the most idle_sends_ holds
   std::atomic<std::int64_t> in_caller_cost_ns_{0};       // a batch's append, averaged
   // The batches the appending send() took (take_all_locked); only the thread that set
   // appending_ touches it, until it clears appending_. Its capacity is kept.

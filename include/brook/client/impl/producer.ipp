@@ -213,12 +213,26 @@ BROOK_DECL auto producer::enqueue(const producer_record& rec, send_callback& cb)
 BROOK_DECL bool producer::append_in_caller_locked(std::chrono::steady_clock::time_point now) {
   const std::int64_t idle = std::max<std::int64_t>((now - last_return_) / std::chrono::nanoseconds(1), 0);
   last_return_ = now;  // a send() that does not append returns about now
-  // Averages over the last several sends, so that one burst (or one slow append) does not
-  // send a steady stream to the sender thread, nor one pause a tight loop to the caller: a
-  // pause counts as one append's cost at most (a tight loop preempted once stays a loop).
+  // Averages over the last several sends, so that one slow append does not send a steady
+  // stream to the sender thread, nor one pause a tight loop to the caller: a pause counts
+  // as one append's cost at most (a tight loop preempted once stays a loop). The average
+  // starts from idle once a first append is measured (every send before counts as idle).
+  // Each send the average lets append banks one more (up to burst_sends) for sends it calls
+  // busy: a steady stream keeps appending in its caller through a burst (a pacer catching
+  // up after a pause), while a tight loop, which the average rarely lets append, rarely banks.
   const std::int64_t cost = in_caller_cost_ns_.load(std::memory_order_relaxed);
-  idle_avg_ns_ = (7 * idle_avg_ns_ + std::min(idle, cost)) / 8;
-  if (callback_owner_ != nullptr || appending_ || sending_ || 4 * idle_avg_ns_ < cost) return false;
+  if (cost > 0) {
+    if (idle_avg_ns_ < 0) idle_avg_ns_ = cost;
+    idle_avg_ns_ = (7 * idle_avg_ns_ + std::min(idle, cost)) / 8;
+  }
+  if (callback_owner_ != nullptr || appending_ || sending_) return false;
+  if (cost == 0 || 4 * idle_avg_ns_ >= cost) {
+    idle_sends_ = std::min(idle_sends_ + 1, burst_sends);
+  } else if (idle_sends_ > 0) {
+    --idle_sends_;
+  } else {
+    return false;
+  }
   appending_ = true;  // the sender now waits until append_here() is done
   return true;
 }
