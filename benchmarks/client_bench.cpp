@@ -13,7 +13,7 @@
 //                               1000: it watches that long before sleeping. On the
 //                               benchmark VM a wake-up from sleep can take a millisecond,
 //                               and the paced producer thread stops for 50 us or more
-//                               50-300 times in a 2 s run, a few times for milliseconds:
+//                               about 70-350 times in a 2 s run, a few times for milliseconds:
 //                               see docs/benchmarks.md).
 //   BM_PubSub1P1CLinger/linger_ms:L
 //                               BM_PubSub1P1C/rate:0 with the producer's linger.ms at L = 5,
