@@ -15,9 +15,11 @@
 //                          memcpy of the same 256 MiB, read through the same mapping, in
 //                          1 MiB chunks into one cache-resident buffer
 //   BM_LogLookup           random offset -> its record: read() the batch holding it, walk to it
+//                          (seek:1 from the mark the read's hint names)
 //   BM_LogLookupFloor      the same lookups with the least Kafka's format allows, outside
 //                          brook: a perfect in-memory index straight to the batch, then
-//                          the record lengths before the target, unchecked
+//                          the record lengths before the target, unchecked (marks:1: from
+//                          the last 16th record before it, as brook's record marks allow)
 //   BM_LogAppendFsync      append + flush() (fdatasync) per 16 KiB batch
 //   BM_RawPwriteFdatasync  pwrite + fdatasync per 16 KiB buffer
 //
@@ -341,14 +343,16 @@ std::vector<std::int64_t> lookup_targets(const scan_log& f, std::int64_t span_Mi
 /// span_MiB    offsets are drawn uniformly from the records in the last span_MiB of the
 ///             log: the log's size (256, or 64 for the one-record log) = the whole log
 ///             (DRAM- and TLB-bound), 8 = a tail that fits in L3 (consumers near the head).
-/// seek        0: iterate the batch's records to `o`; 1: record_batch_view::seek(o), which
-///             steps by record lengths.
+/// seek        0: iterate the batch's records to `o`; 1: record_batch_view::seek(o, hint)
+///             with the slice's start_hint() (the log's record marks): it steps by record
+///             lengths from the mark at or before `o`.
 void log_lookup(benchmark::State& state, scan_log& f) {
   const batch_check check = state.range(0) ? batch_check{} : batch_check{.crc = false, .records = false};
   const bool seek = state.range(2) != 0;
   const auto targets = lookup_targets(f, state.range(1));
   read_options ro;
   ro.max_bytes = 1;  // just the batch holding the offset (a first batch is always whole)
+  ro.hint = seek;    // and, for seek, where the record marks say a record before it starts
   std::size_t i = 0, payload = 0;
   for (auto _ : state) {
     const offset o(targets[i++ & (targets.size() - 1)]);
@@ -358,7 +362,7 @@ void log_lookup(benchmark::State& state, scan_log& f) {
     if (failed(state, v)) return;
     bool found = false;
     if (seek) {
-      auto it = v->seek(o);
+      auto it = v->seek(o, s->start_hint());
       if (it != v->end() && it->offset() == o) {
         payload += it->value().size();
         found = true;
@@ -398,39 +402,61 @@ inline const std::byte* skip_unchecked(const std::byte* p) {
 /// BM_LogLookup's floor: the least a lookup touches in Kafka's format, done without brook.
 /// The same mapping (the_scan_log()) and the same targets; an index better than any real one
 /// (every batch's base offset and position in two vectors, built before the timing, about
-/// 258 KiB that stay in cache), so each lookup goes straight to the target's batch: one batch
-/// header, a prefetch of the lines up to where the target should be, the lengths of the
-/// records before the target stepped over unchecked, then the target's length. What remains
-/// is the format's own cost: the miss into the mapping and the walk inside the batch
-/// (records have no index of their own).
+/// 258 KiB that stay in cache), so each lookup goes straight to the target's batch.
+/// marks:0  one batch header, a prefetch of the lines up to where the target should be, the
+///          lengths of the records before the target stepped over unchecked, then the
+///          target's length: the format's own cost, the miss into the mapping and the walk
+///          inside the batch (records have no index of their own).
+/// marks:1  with where every 16th record of each batch starts also in memory (as brook's
+///          record marks keep it, storage/record_marks.hpp): the header's line and the lines
+///          from the mark to the target asked for at once, at most 15 records stepped over.
 void BM_LogLookupFloor(benchmark::State& state) {
   auto& f = the_scan_log();
   const auto all = f.whole();
+  const bool marked = state.range(1) != 0;
+  constexpr std::int64_t stride = 16;
   std::vector<std::int64_t> bases;
   std::vector<std::size_t> positions;
+  std::vector<std::uint32_t> first_mark;  // per batch: its first entry in `marks`
+  std::vector<std::uint32_t> marks;       // where record k * stride starts, from the batch's records
   for (std::size_t pos = 0; pos + batch_layout::header_size <= all.size();) {
-    bases.push_back(detail::load_be64(all.data() + pos + batch_layout::base_offset));
+    const std::byte* b = all.data() + pos;
+    bases.push_back(detail::load_be64(b + batch_layout::base_offset));
     positions.push_back(pos);
-    pos += batch_layout::log_overhead +
-           static_cast<std::size_t>(detail::load_be32(all.data() + pos + batch_layout::batch_length));
+    first_mark.push_back(static_cast<std::uint32_t>(marks.size()));
+    const std::byte* p = b + batch_layout::records;
+    const auto n = static_cast<std::int64_t>(detail::load_be32(b + batch_layout::last_offset_delta)) + 1;
+    for (std::int64_t k = 0; marked && k < n; ++k, p = skip_unchecked(p))
+      if (k % stride == 0) marks.push_back(static_cast<std::uint32_t>(p - (b + batch_layout::records)));
+    pos += batch_layout::log_overhead + static_cast<std::size_t>(detail::load_be32(b + batch_layout::batch_length));
   }
   const auto targets = lookup_targets(f, state.range(0));
   auto walk = [&](std::int64_t o, std::int32_t& delta) {
     const auto k = static_cast<std::size_t>(std::upper_bound(bases.begin(), bases.end(), o) - bases.begin()) - 1;
     const std::byte* b = all.data() + positions[k];
-    const std::int64_t base = detail::load_be64(b + batch_layout::base_offset);  // the header's line
     const std::byte* p = b + batch_layout::records;
-    // Ask for the lines up to where the target should be (the records spread evenly over the
-    // batch's offsets), so that the walk's misses overlap: a walk without it is 2-3x slower.
-    const auto size = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::batch_length)) +
-                      batch_layout::log_overhead - batch_layout::records;
-    const auto span = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::last_offset_delta)) + 1;
-    const std::uint64_t guess = std::min(size, size * static_cast<std::uint64_t>(o - base + 2) / span);
-    for (std::uint64_t at = 64; at < guess; at += 64) __builtin_prefetch(p + at);
-    for (std::int64_t n = o - base; n > 0; --n) p = skip_unchecked(p);
+    std::int64_t n = o - bases[k];  // records to step over
+    if (marked) {
+      p += marks[first_mark[k] + static_cast<std::size_t>(n / stride)];
+      n %= stride;
+      __builtin_prefetch(b);
+      for (std::int64_t at = 0; at < (n + 2) * 128; at += 64) __builtin_prefetch(p + at);
+      if (detail::load_be64(b + batch_layout::base_offset) != bases[k]) delta = -2;  // the header's line
+    } else {
+      const std::int64_t base = detail::load_be64(b + batch_layout::base_offset);  // the header's line
+      // Ask for the lines up to where the target should be (the records spread evenly over
+      // the batch's offsets), so that the walk's misses overlap: a walk without it is 2-3x slower.
+      const auto size = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::batch_length)) +
+                        batch_layout::log_overhead - batch_layout::records;
+      const auto span = static_cast<std::uint64_t>(detail::load_be32(b + batch_layout::last_offset_delta)) + 1;
+      const std::uint64_t guess = std::min(size, size * static_cast<std::uint64_t>(o - base + 2) / span);
+      for (std::uint64_t at = 64; at < guess; at += 64) __builtin_prefetch(p + at);
+      n = o - base;
+    }
+    for (; n > 0; --n) p = skip_unchecked(p);
     const std::byte* body = nullptr;
     const std::byte* next = detail::skip_record(p, all.data() + all.size(), body);
-    if (next == nullptr || !detail::record_offset_delta(body, next, delta)) delta = -1;
+    if (delta == 0 && (next == nullptr || !detail::record_offset_delta(body, next, delta))) delta = -1;
     return next - p;  // the target record's size
   };
   for (std::size_t i = 0; i < 64; ++i) {  // the walk lands on each target (checked, untimed)
@@ -449,7 +475,12 @@ void BM_LogLookupFloor(benchmark::State& state) {
   benchmark::DoNotOptimize(payload);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_LogLookupFloor)->ArgNames({"span_MiB"})->Arg(256)->Arg(8);
+BENCHMARK(BM_LogLookupFloor)
+    ->ArgNames({"span_MiB", "marks"})
+    ->Args({256, 0})
+    ->Args({8, 0})
+    ->Args({256, 1})
+    ->Args({8, 1});
 
 /// BM_LogLookup on the_small_batch_log(): one record per batch, so the lookup's cost is
 /// finding the batch (index entry, then batch headers), not stepping inside it.

@@ -42,6 +42,7 @@
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/time_index.hpp>
+#include <brook/storage/record_marks.hpp>
 #include <brook/storage/segment.hpp>
 #include <brook/storage/segment_list.hpp>
 #include <brook/storage/log_slice.hpp>

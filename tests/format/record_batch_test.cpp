@@ -735,3 +735,57 @@ TEST_CASE("record batch: seek lands on the first record at or after an offset", 
     }
   }
 }
+
+TEST_CASE("record batch: seek from a known record's place lands where seek does, whatever the hint",
+          "[format][record_batch]") {
+  const auto seed = brook::test::property_seed(3);
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 3: rerun with the same base)");
+  brook::test::record_gen g(seed);
+  for (int iter = 0; iter < 30; ++iter) {
+    INFO("iteration " << iter);
+    const auto b = build_batch(g.records(40), brook::offset{g.s(0, std::int64_t{1} << 40)});
+    std::unique_ptr<std::byte[]> keep;
+    auto v = parse_exact(b, keep);
+    REQUIRE(v.has_value());
+    // Where each record starts in the records (the true hints).
+    std::vector<std::uint32_t> starts;
+    const auto records = v->records_bytes();
+    const std::byte* body = nullptr;
+    for (const std::byte* p = records.data(); p != nullptr && p < records.data() + records.size();
+         p = brook::detail::skip_record(p, records.data() + records.size(), body))
+      starts.push_back(static_cast<std::uint32_t>(p - records.data()));
+    REQUIRE(starts.size() == v->record_count());
+    const auto n = static_cast<std::int32_t>(starts.size());
+    for (std::int32_t d = 0; d < n; ++d) {
+      const brook::offset o = v->base_offset() + d;
+      INFO("offset delta " << d);
+      const auto want = v->seek(o);
+      REQUIRE(want != v->end());
+      for (std::int32_t k = 0; k <= d; ++k)  // every true hint at or before the target
+        CHECK(v->seek(o, brook::record_position{starts[static_cast<std::size_t>(k)], k})->offset() == o);
+      // Hints that do not fit: past the target, past the records, a record's start with
+      // another record's index, a negative index.
+      const std::vector<brook::record_position> bad{{starts.back(), n - 1},
+                                                    {static_cast<std::uint32_t>(records.size()), 0},
+                                                    {static_cast<std::uint32_t>(records.size() + 1000), 1},
+                                                    {starts[static_cast<std::size_t>(d / 2)], d / 2 + 1},
+                                                    {starts[static_cast<std::size_t>(d / 2)], d / 2 - 1},
+                                                    {0, -1}};
+      for (const auto& h : bad) {
+        INFO("hint byte " << h.byte << " index " << h.index);
+        auto got = v->seek(o, h);
+        REQUIRE(got != v->end());
+        CHECK(got->offset() == o);
+        CHECK(got->value().to_string() == want->value().to_string());
+      }
+    }
+    CHECK(v->seek(v->last_offset() + 1, brook::record_position{starts[0], 0}) == v->end());
+  }
+  SECTION("a compacted batch ignores the hint") {
+    const auto gb = gapped_batch(20);
+    std::unique_ptr<std::byte[]> keep;
+    auto v = parse_exact(gb, keep);
+    REQUIRE(v.has_value());
+    CHECK(v->seek(brook::offset{41}, brook::record_position{0, 0})->offset() == brook::offset{43});
+  }
+}

@@ -1,9 +1,14 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <random>
+#include <string>
+#include <vector>
 
 #include <brook/storage/offset_index.hpp>
 
 #include "support/checks.hpp"
+#include "support/seeds.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace brook;
@@ -114,4 +119,44 @@ TEST_CASE("keep mode reopens existing entries and read-only mode maps them", "[s
   CHECK(idx.entries() == 1);
   REQUIRE_OK(idx.append(offset(7), file_pos(20)));
   CHECK(idx.lookup(offset(8)).position == file_pos(20));
+}
+
+TEST_CASE("offset index first_above agrees with a linear scan on even and uneven entries", "[storage][offset_index]") {
+  const auto seed = brook::test::property_seed(1);
+  INFO("seed " << seed << " (BROOK_SEED_BASE " << brook::test::seed_base() << " + 1: rerun with the same base)");
+  std::mt19937_64 rng(seed);
+  test::temp_dir t;
+  for (int iter = 0; iter < 60; ++iter) {
+    INFO("iteration " << iter);
+    offset_index idx(offset(5000));
+    std::string name = "i";  // appended piecewise: `"i" + ...` trips GCC 12's false -Wrestrict
+    name += std::to_string(iter);
+    REQUIRE(idx.open(*posix_file_system::shared(), t / name, 8 * 4096, mode::fresh));
+    const auto n = static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 3000)(rng));
+    const int shape = iter % 3;  // even steps; steps of 1-1000; runs of even steps with jumps
+    std::int64_t at = 5000;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int64_t step = 148;
+      if (shape == 1) step = std::uniform_int_distribution<std::int64_t>(1, 1000)(rng);
+      if (shape == 2 && i % 200 == 199) step = 1'000'000;
+      at += step;
+      REQUIRE_OK(idx.append(offset(at), file_pos(static_cast<std::int64_t>(i) * 100 + 7)));
+    }
+    std::vector<std::int64_t> offsets;
+    for (std::size_t i = 0; i < n; ++i) offsets.push_back(idx.at(i).offset.value());
+    std::uniform_int_distribution<std::int64_t> pick(4990, at + 10);
+    for (int q = 0; q < 300; ++q) {
+      const std::int64_t target =
+          q < 4 && n > 0 ? offsets[static_cast<std::size_t>(q) * (n - 1) / 3] + (q % 2) : pick(rng);
+      const auto want =
+          static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), target) - offsets.begin());
+      INFO("target " << target << " of " << n << " entries");
+      REQUIRE(idx.first_above(offset(target), n) == want);
+      const std::size_t part = n / 2;  // only the first half searched
+      const auto want_part = static_cast<std::size_t>(
+          std::upper_bound(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(part), target) -
+          offsets.begin());
+      REQUIRE(idx.first_above(offset(target), part) == want_part);
+    }
+  }
 }

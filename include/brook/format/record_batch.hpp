@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -261,6 +262,14 @@ inline const std::byte* seek_record(const batch_header& h, const std::byte* p, c
 }
 }  // namespace detail
 
+/// Where one record of a batch starts, as a reader learned it beforehand (a log's record
+/// marks, storage/record_marks.hpp): the `index`-th record (from 0) starts `byte` bytes into
+/// the batch's records, the bytes after its 61-byte header. A hint: seek() checks it.
+struct record_position {
+  std::uint32_t byte = 0;
+  std::int32_t index = 0;
+};
+
 /// A validated batch: a view over bytes it does not own. Valid as long as those bytes.
 class record_batch_view {
  public:
@@ -417,6 +426,37 @@ class record_batch_view {
     const std::byte* p = detail::seek_record(header_, r.data(), r.data() + r.size(), o - base_offset(), left);
     if (p == nullptr) return end();
     return iterator(header_, p, r.data() + r.size(), left);
+  }
+
+  /// seek(o), starting from a record whose place the caller knows (`from`, when at or before
+  /// `o`) instead of the batch's first: it steps by record lengths from there and checks that
+  /// it lands on o's offsetDelta. A hint that does not fit (past o or past the records, on a
+  /// compressed or compacted batch, or whose walk lands elsewhere) gives seek(o)'s answer.
+  /// It never reads past the records.
+  /// REQUIRES: records_readable(); `from`, if given, is where a record of these bytes starts,
+  /// as log_slice::start_hint() names one (the log made it from the same bytes): a walk from
+  /// inside a record may land on a wrong record whose bytes happen to say o.
+  iterator seek(brook::offset o, std::optional<record_position> from) const {
+    const std::int64_t want = o - base_offset();
+    if (!from || compressed() || want <= from->index || from->index < 0 || o > last_offset() ||
+        header_.records_count != std::int64_t{header_.last_offset_delta} + 1)
+      return seek(o);
+    const auto r = records_bytes();
+    if (from->byte >= r.size()) return seek(o);
+    const std::byte* end = r.data() + r.size();
+    const std::byte* p = r.data() + from->byte;
+    // The lines up to the record, at the batch's mean record size, so the walk's misses overlap.
+    const auto steps = static_cast<std::uint64_t>(want - from->index);
+    const std::uint64_t guess =
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(end - p), r.size() * (steps + 1) / header_.records_count);
+    for (std::uint64_t at = 64; at < guess; at += 64) __builtin_prefetch(p + at);
+    const std::byte* body = nullptr;
+    for (std::uint64_t i = 0; i < steps; ++i)
+      if ((p = detail::skip_record(p, end, body)) == nullptr) return seek(o);
+    const std::byte* next = detail::skip_record(p, end, body);
+    std::int32_t delta = 0;
+    if (next == nullptr || !detail::record_offset_delta(body, next, delta) || delta != want) return seek(o);
+    return iterator(header_, p, end, header_.records_count - static_cast<std::int32_t>(want));
   }
 
  private:

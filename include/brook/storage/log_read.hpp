@@ -27,15 +27,22 @@ struct read_options {
   std::size_t max_bytes = 1024 * 1024;
   /// Exclusive upper bound on offsets returned (the high watermark); default log end.
   std::optional<offset> max_offset{};
+  /// Also find where a record at or before the start begins in the first batch
+  /// (log_slice::start_hint(), from the segment's record marks, made the first time a read
+  /// with a hint starts inside the batch: storage/record_marks.hpp). For a lookup of one
+  /// record: record_batch_view::seek(start, slice.start_hint()) then steps over at most 15
+  /// records. Off by default: a fetch or a consumer reads batches from their start.
+  bool hint = false;
 };
 
 /// Whole batches of `segs` starting with the one that holds `start`, below `bound`, up to
-/// `max_bytes`, from one segment; empty when no batch holds `start` or a later offset.
+/// `max_bytes`, from one segment; empty when no batch holds `start` or a later offset. With
+/// `hint`, the slice carries a start_hint() when the segment has or makes record marks.
 /// offset_out_of_range when the segments holding `start` were removed (retention or
 /// delete_records_before raced the caller's check): later records are never handed out as
 /// if they followed. REQUIRES: start < bound <= the log end the caller loaded.
 inline result<log_slice> read_segments(const segment_list& segs, offset start, offset bound, std::size_t max_bytes,
-                                       const std::filesystem::path& dir) {
+                                       const std::filesystem::path& dir, bool hint = false) {
   auto seg = segs.pin(start);
   if (seg && start < seg->base_offset())
     return make_error(errc::offset_out_of_range,
@@ -43,8 +50,8 @@ inline result<log_slice> read_segments(const segment_list& segs, offset start, o
                       seg->base_offset());
   offset skip_to = start;
   for (; seg; seg = segs.pin_after(seg->base_offset())) {  // start may lie past a segment's batches
-    BROOK_TRY_ASSIGN(auto pos, seg->find_position(start, seg->end_pos()));
-    if (pos) return log_slice::of_batches(std::move(seg), *pos, start, bound, max_bytes);
+    BROOK_TRY_ASSIGN(auto at, seg->find_batch(start, seg->end_pos(), hint));
+    if (at) return log_slice::of_batches(std::move(seg), at->position, start, bound, max_bytes, at->hint);
     // An empty segment past `start` (the active one after a hole): nothing below its base
     // exists, so the next read starts there.
     if (seg->empty() && seg->base_offset() > start) skip_to = std::min(seg->base_offset(), bound);

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 
@@ -40,8 +41,9 @@ class log_slice {
   /// as in Kafka's fetch since KIP-74). A damaged header (or offsets that do not increase)
   /// ends the slice before it, so every intact batch ahead of the damage is delivered; a
   /// read that starts at the damage gets the named error.
+  /// `hint`: where a record at or before `start` begins in that first batch, if known.
   static result<log_slice> of_batches(std::shared_ptr<const segment> seg, file_pos pos, offset start, offset bound,
-                                      std::size_t max_bytes) {
+                                      std::size_t max_bytes, std::optional<record_position> hint = std::nullopt) {
     const file_pos limit = seg->end_pos();
     // Once past the first batch (a read of one batch, a lookup, makes no index search:
     // find_position has just read its header), the walk asks for up to 16 of the headers
@@ -64,7 +66,9 @@ class log_slice {
         refill_at = last == reach ? reach : pos + len + std::max<std::int64_t>(last - (pos + len), 0) / 2;
       }
     }
-    return log_slice(std::move(seg), pos, static_cast<std::uint64_t>(len), start, std::max(next, start));
+    log_slice s(std::move(seg), pos, static_cast<std::uint64_t>(len), start, std::max(next, start));
+    s.hint_ = hint;
+    return s;
   }
 
   bool empty() const noexcept { return len_ == 0; }
@@ -80,6 +84,10 @@ class log_slice {
   /// Byte position of the slice in its segment file.
   file_pos file_position() const noexcept { return pos_; }
   const std::shared_ptr<const segment>& source() const noexcept { return seg_; }
+  /// Where a record at or before start_offset() begins in the first batch, when the log
+  /// knows it (record_marks.hpp): a lookup of one record passes it to
+  /// record_batch_view::seek(start_offset(), start_hint()) to step over fewer records.
+  std::optional<record_position> start_hint() const noexcept { return hint_; }
 
   /// Calls fn(const record_batch_view&) for each batch, validating each first (CRC and
   /// records by default). Stops with corrupt_message at the first damaged batch.
@@ -228,6 +236,7 @@ class log_slice {
   std::uint64_t len_ = 0;
   offset start_{0};
   offset next_{0};
+  std::optional<record_position> hint_;
 };
 
 }  // namespace brook

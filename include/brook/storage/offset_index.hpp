@@ -81,7 +81,36 @@ class offset_index {
   /// The number of the first of the first `n` entries (n: an entries() the caller loaded)
   /// whose offset is > target; n when there is none.
   std::size_t first_above(brook::offset target, std::size_t n) const noexcept {
-    return file_.count_at_or_below(n, [&](std::size_t i) { return at(i).offset <= target; });
+    auto at_or_below = [&](std::size_t i) { return at(i).offset <= target; };
+    if (n < 16) return file_.count_at_or_below(n, at_or_below);
+    // Batches of like size spread the entries evenly over the offsets: guess the answer
+    // from the first and last entries and read the entries 4 either side of the guess
+    // (one or two lines, at once) instead of following log2(n) dependent reads through the
+    // index. When the answer lies outside them, the search goes on over the side it is on.
+    const brook::offset first = at(0).offset, last = at(n - 1).offset;
+    if (target < first) return 0;
+    if (target >= last) return n;  // first <= target < last: the answer is in [1, n - 1]
+    const auto guess =
+        1 + static_cast<std::size_t>((target - first) * static_cast<std::int64_t>(n - 2) / (last - first));
+    std::size_t lo = guess > 4 ? guess - 4 : 1, hi = std::min(guess + 4, n - 1);
+    const bool lo_below = at_or_below(lo), hi_below = at_or_below(hi);
+    if (lo_below && hi_below) return hi + 1 + count_at_or_below(hi + 1, n - 1, at_or_below);
+    if (!lo_below) return 1 + count_at_or_below(1, lo, at_or_below);
+    return lo + 1 + count_at_or_below(lo + 1, hi, at_or_below);
+  }
+
+  /// The number of entries in [from, to) for which at_or_below holds (they lead). A binary search.
+  template <typename Pred>
+  static std::size_t count_at_or_below(std::size_t from, std::size_t to, Pred at_or_below) noexcept {
+    std::size_t lo = from, hi = to;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (at_or_below(mid))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo - from;
   }
 
   /// Drops every entry whose position is >= pos (the log was cut there).

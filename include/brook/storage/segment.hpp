@@ -45,6 +45,7 @@
 #include <brook/storage/log_config.hpp>
 #include <brook/storage/offset_index.hpp>
 #include <brook/storage/partition_files.hpp>
+#include <brook/storage/record_marks.hpp>
 #include <brook/storage/time_index.hpp>
 
 namespace brook {
@@ -298,12 +299,45 @@ class segment {
   /// Position of the first batch whose last offset is >= target, scanning below `limit`
   /// (an end_pos() the caller loaded); nullopt if every batch ends before target.
   result<std::optional<file_pos>> find_position(offset target, file_pos limit) const {
-    const auto [e, next] = oindex_.lookup_with_next(target);
+    BROOK_TRY_ASSIGN(auto b, find_batch(target, limit, false));
+    if (!b) return std::optional<file_pos>();
+    return std::optional<file_pos>(b->position);
+  }
+
+  /// Where a read of `target` starts: the batch holding it, and where a record at or
+  /// before target starts inside it when the batch has record marks (record_marks.hpp).
+  struct batch_start {
+    file_pos position;                    ///< the first batch whose last offset is >= target
+    std::optional<record_position> hint;  ///< for record_batch_view::seek(target, hint)
+  };
+
+  /// find_position(target, limit); with `marks`, also the hint, and a target inside a batch
+  /// that starts at an index entry makes that batch's record marks if it has none yet.
+  result<std::optional<batch_start>> find_batch(offset target, file_pos limit, bool marks) const {
+    const std::size_t n = oindex_.entries();
+    const std::size_t slot = oindex_.first_above(target, n);  // the entry of the batch holding target, if any
+    const offset_index::entry e = slot == 0 ? offset_index::entry{base_, file_pos(0)} : oindex_.at(slot - 1);
+    std::optional<offset_index::entry> next;
+    if (slot < n) next = oindex_.at(slot);
     // The batch holding target usually follows the hint's batch: with an index entry per
     // batch it is the next entry's. Ask for its header now, so its miss overlaps the hint's
-    // instead of following it (a prefetch never faults, but stay inside the mapping anyway).
-    if (next && next->position.value() >= 0 && next->position < limit)
+    // instead of following it (a prefetch never faults, but stay inside the mapping anyway);
+    // and with its record marks, for the target's record too.
+    if (next && next->position.value() >= 0 && next->position < limit) {
       __builtin_prefetch(bytes(next->position, 0).data());
+      if (marks) prefetch_marked(slot, *next, target, limit);
+    }
+    // The next entry's batch holds target when its header says so: its last offset is the
+    // entry's and its first lies in (e's offset, target]. Then e's batch need not be read.
+    if (next && next->position.value() >= 0 && next->position < limit) {
+      auto h = header_at(next->position, limit);
+      if (h && h->last_offset() == next->offset && h->base_offset <= target &&
+          (slot == 0 ? h->base_offset >= base_ : h->base_offset > e.offset)) {
+        batch_start b{next->position, std::nullopt};
+        if (marks && target > h->base_offset) b.hint = mark_for(slot, next->position, *h, target);
+        return std::optional<batch_start>(b);
+      }
+    }
     file_pos pos = e.position;
     // The index is a hint: use it only if it points at a batch ending exactly at its offset.
     if (e.position != file_pos{0} || e.offset != base_) {
@@ -324,11 +358,33 @@ class segment {
         return make_error(errc::corrupt_message,
                           "{}: batch claims offsets from {}, but the batch before it ends at {} (damaged baseOffset)",
                           where(pos), h.base_offset, prev_last);
-      if (h.last_offset() >= target) return std::optional<file_pos>(pos);
+      if (h.last_offset() >= target) {
+        batch_start b{pos, std::nullopt};
+        if (marks && target > h.base_offset) {  // the batch's index entry: next's, or e's when target ends e's batch
+          if (next && pos == next->position)
+            b.hint = mark_for(slot, pos, h, target);
+          else if (slot > 0 && pos == e.position)
+            b.hint = mark_for(slot - 1, pos, h, target);
+        }
+        return std::optional<batch_start>(b);
+      }
       prev_last = h.last_offset();
       pos += h.size_bytes();
     }
-    return std::optional<file_pos>();
+    return std::optional<batch_start>();
+  }
+
+  /// Whether the batch holding o has record marks (a read with a hint made them).
+  bool has_record_marks(offset o) const noexcept {
+    const std::size_t n = oindex_.entries();
+    const std::size_t above = oindex_.first_above(o, n);
+    for (const std::size_t slot : {above, above - 1}) {  // o's batch's entry: the next, or the one o ends
+      if (slot >= n) continue;                           // (above - 1 wraps when above is 0)
+      const offset_index::entry e = oindex_.at(slot);
+      const record_marks::batch_marks* m = marks_.marks_for(slot);
+      if (m != nullptr && m->position == e.position && m->base_offset <= o && o <= e.offset) return true;
+    }
+    return false;
   }
 
   /// Time-index hint for offsetsForTimes: an offset at or before the first record with
@@ -615,6 +671,36 @@ class segment {
     return ok();
   }
 
+  /// Asks the cache for target's record and the records before it up to the mark before
+  /// it, when slot's marks describe the batch the index entry `at` names (not yet checked:
+  /// a prefetch only).
+  void prefetch_marked(std::size_t slot, const offset_index::entry& at, offset target, file_pos limit) const noexcept {
+    const record_marks::batch_marks* m = marks_.marks_for(slot);
+    if (m == nullptr || m->position != at.position || target < m->base_offset || target > at.offset) return;
+    const auto k = static_cast<std::size_t>((target - m->base_offset) / record_marks::stride);
+    if (k >= m->size()) return;
+    const std::int64_t from = at.position.value() + static_cast<std::int64_t>(batch_layout::records + m->start(k));
+    // Up to target's record's end, at the mean size of the records between two marks.
+    const std::int64_t between = k + 1 < m->size() ? std::int64_t{m->start(k + 1)} - m->start(k) : 4096;
+    const std::int64_t steps = (target - m->base_offset) % record_marks::stride + 1;
+    const std::int64_t to = std::min(from + between * steps / record_marks::stride + 64, limit.value());
+    for (std::int64_t p = from; p < to; p += 64) __builtin_prefetch(map_->data() + p);
+  }
+
+  /// The mark at or before target in the batch h at pos (the batch index entry `slot`
+  /// names), making the batch's marks first if it has none. nullopt without marks.
+  std::optional<record_position> mark_for(std::size_t slot, file_pos pos, const batch_header& h, offset target) const {
+    if (!record_marks::wanted(pos, h)) return std::nullopt;
+    const record_marks::batch_marks* m = marks_.marks_for(slot);
+    if (m == nullptr) {
+      const auto records =
+          bytes(pos + static_cast<std::int64_t>(batch_layout::records), h.size_bytes() - batch_layout::records);
+      m = marks_.make(slot, pos, h, records);
+    }
+    if (m == nullptr || !m->describe(pos, h)) return std::nullopt;
+    return m->at_or_before(target);
+  }
+
   /// Kafka's indexing rule (detail::segment_indexer). Writer only.
   result<void> index_batch(const batch_header& h, file_pos pos) {
     return indexer_.add(h, pos, config_->index_interval_bytes, oindex_, tindex_);
@@ -635,6 +721,7 @@ class segment {
   std::shared_ptr<mapped_region> map_;
   offset_index oindex_;
   time_index tindex_;
+  mutable record_marks marks_;  // filled by readers
   std::atomic<std::uint64_t> size_{0};
   std::atomic<std::int64_t> next_offset_;
   mutable std::atomic<timestamp_ms> max_ts_{-1};

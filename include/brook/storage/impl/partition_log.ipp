@@ -185,7 +185,7 @@ BROOK_DECL result<log_slice> partition_log::read(offset start, read_options ro) 
                       leo);
   const offset bound = ro.max_offset ? std::min(*ro.max_offset, leo) : leo;
   if (start >= bound) return log_slice(nullptr, file_pos{0}, 0, start, start);
-  BROOK_TRY_ASSIGN(log_slice s, read_segments(segs_, start, bound, ro.max_bytes, dir_));
+  BROOK_TRY_ASSIGN(log_slice s, read_segments(segs_, start, bound, ro.max_bytes, dir_, ro.hint));
   if (!s.empty() || s.next_offset() > start || bound != leo) return s;
   // Below the log end some batch always holds `start` or a later offset (the log end is one
   // past the last batch), unless `start` lies in a hole before an empty segment, which the
@@ -195,7 +195,7 @@ BROOK_DECL result<log_slice> partition_log::read(offset start, read_options ro) 
   std::lock_guard wl(writer_mu_);
   const offset now_end = log_end_offset();
   if (start >= now_end || start < log_start_offset()) return log_slice(nullptr, file_pos{0}, 0, start, start);
-  BROOK_TRY_ASSIGN(log_slice again, read_segments(segs_, start, now_end, ro.max_bytes, dir_));
+  BROOK_TRY_ASSIGN(log_slice again, read_segments(segs_, start, now_end, ro.max_bytes, dir_, ro.hint));
   if (!again.empty() || again.next_offset() > start) return again;
   return make_error(errc::corrupt_message, "{}: no batch holds offset {} or a later one below the log end {}",
                     dir_.string(), start, now_end);
