@@ -194,3 +194,59 @@ TEST_CASE("record_marks: a read that asks for no hint makes no marks and carries
   CHECK_FALSE(s->start_hint());  // a read without one still carries none
   CHECK(s->source()->has_record_marks(offset(151)));
 }
+
+TEST_CASE("record_marks: damaged record lengths read with a hint stay inside the batch", "[storage][record_marks]") {
+  // The lengths of records 20 and 45 of the third batch set to 0 and -1 under the open log
+  // (the CRC now fails), once before any marks exist and once after: a read with a hint, then
+  // seek with and without it, must never answer with another offset.
+  for (const bool marks_first : {false, true}) {
+    INFO("marks made before the damage: " << marks_first);
+    temp_dir t;
+    auto log = open_log(t.path());
+    append_batches(*log, 4, 64, "v", 10);
+    read_options ro;
+    ro.max_bytes = 1;
+    ro.hint = true;
+    if (marks_first) REQUIRE(log->read(offset(150), ro)->start_hint());
+    auto whole = log->read(offset(128), ro);
+    REQUIRE_OK(whole);
+    const file_pos at = whole->file_position();
+    std::vector<std::int64_t> starts;  // where each record of the batch starts, from the file's start
+    {
+      auto v = record_batch_view::parse(whole->bytes(), batch_check{});
+      REQUIRE_OK(v);
+      const auto r = v->records_bytes();
+      const std::byte* body = nullptr;
+      for (const std::byte* p = r.data(); p != nullptr && p < r.data() + r.size();
+           p = detail::skip_record(p, r.data() + r.size(), body))
+        starts.push_back(at.value() + (p - whole->bytes().data()));
+      REQUIRE(starts.size() == 64);
+    }
+    {
+      auto f = brook::file_handle::open(*posix_file_system::shared(), log->segments().front().path, O_RDWR);
+      REQUIRE_OK(f);
+      const std::byte zero[] = {std::byte{0x00}}, minus_one[] = {std::byte{0x01}};  // zigzag varints
+      REQUIRE_OK(f->pwrite_all(zero, static_cast<std::uint64_t>(starts[20])));
+      REQUIRE_OK(f->pwrite_all(minus_one, static_cast<std::uint64_t>(starts[45])));
+    }
+    int found = 0;
+    for (std::int64_t o = 129; o < 192; ++o) {
+      INFO("offset " << o);
+      auto s = log->read(offset(o), ro);
+      REQUIRE_OK(s);                                                                 // the header is intact
+      CHECK_FALSE(record_batch_view::parse(s->bytes(), batch_check{}).has_value());  // the CRC is not
+      auto v = record_batch_view::parse(s->bytes(), batch_check{.crc = false, .records = false});
+      REQUIRE_OK(v);
+      for (auto it : {v->seek(offset(o), s->start_hint()), v->seek(offset(o))}) {
+        if (it == v->end()) continue;  // a damaged length before o ends the walk
+        CHECK(it->offset() == offset(o));
+        ++found;
+      }
+    }
+    // Without the hint, offsets 129..147 (records 1..19): every walk past record 20 meets a
+    // damaged length. With it, the same when the marks could not be made (a walk over the
+    // damaged batch fails); with marks made before the damage, also the records a mark
+    // reaches without crossing it: 32..44 and 48..63.
+    CHECK(found == (marks_first ? 19 + 19 + 13 + 16 : 2 * 19));
+  }
+}

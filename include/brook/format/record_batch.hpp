@@ -438,7 +438,7 @@ class record_batch_view {
   /// inside a record may land on a wrong record whose bytes happen to say o.
   iterator seek(brook::offset o, std::optional<record_position> from) const {
     const std::int64_t want = o - base_offset();
-    if (!from || compressed() || want <= from->index || from->index < 0 || o > last_offset() ||
+    if (!from || compressed() || want < from->index || from->index < 0 || o > last_offset() ||
         header_.records_count != std::int64_t{header_.last_offset_delta} + 1)
       return seek(o);
     const auto r = records_bytes();
