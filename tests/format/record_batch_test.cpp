@@ -761,8 +761,11 @@ TEST_CASE("record batch: seek from a known record's place lands where seek does,
       INFO("offset delta " << d);
       const auto want = v->seek(o);
       REQUIRE(want != v->end());
-      for (std::int32_t k = 0; k <= d; ++k)  // every true hint at or before the target
-        CHECK(v->seek(o, brook::record_position{starts[static_cast<std::size_t>(k)], k})->offset() == o);
+      for (std::int32_t k = 0; k <= d; ++k) {  // every true hint at or before the target
+        auto got = v->seek(o, brook::record_position{starts[static_cast<std::size_t>(k)], k});
+        REQUIRE(got != v->end());
+        CHECK(got->offset() == o);
+      }
       // Hints that do not fit: past the target, past the records, a record's start with
       // another record's index, a negative index.
       const std::vector<brook::record_position> bad{{starts.back(), n - 1},

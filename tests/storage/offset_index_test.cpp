@@ -146,8 +146,15 @@ TEST_CASE("offset index first_above agrees with a linear scan on even and uneven
     for (std::size_t i = 0; i < n; ++i) offsets.push_back(idx.at(i).offset.value());
     std::uniform_int_distribution<std::int64_t> pick(4990, at + 10);
     for (int q = 0; q < 300; ++q) {
-      const std::int64_t target =
-          q < 4 && n > 0 ? offsets[static_cast<std::size_t>(q) * (n - 1) / 3] + (q % 2) : pick(rng);
+      // First the edges (below the first entry, at it, at the last, past it) and four inner
+      // entries and their neighbours; then at random.
+      std::int64_t target = pick(rng);
+      if (n > 0 && q < 4) {
+        const std::int64_t edges[] = {offsets.front() - 1, offsets.front(), offsets.back(), offsets.back() + 1};
+        target = edges[q];
+      } else if (n > 0 && q < 8) {
+        target = offsets[static_cast<std::size_t>(q - 4) * (n - 1) / 3] + (q % 2);
+      }
       const auto want =
           static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), target) - offsets.begin());
       INFO("target " << target << " of " << n << " entries");

@@ -3,6 +3,8 @@
 // compressed, compacted, damaged), and the batches appended after a truncation.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <brook/storage/partition_log.hpp>
 #include <brook/storage/record_marks.hpp>
 
@@ -116,6 +118,10 @@ TEST_CASE("record_marks: a mark is where its record starts", "[storage][record_m
   other = v->header();
   other.base_offset = other.base_offset + 1;
   CHECK_FALSE(m->describe(file_pos(4096), other));
+  other = v->header();  // a count that grew under the mapping (same CRC field)
+  other.records_count += record_marks::stride;
+  other.last_offset_delta += record_marks::stride;
+  CHECK_FALSE(m->describe(file_pos(4096), other));
   REQUIRE(m->size() == 3);  // records 0, 16, 32
   std::vector<std::uint32_t> starts;
   const auto records = v->records_bytes();
@@ -150,13 +156,20 @@ TEST_CASE("record_marks: small, compressed and compacted batches get none", "[st
   for (std::int64_t o = 0; o < 3 * record_marks::stride; ++o) CHECK_FALSE(look_up(*log, offset(o)).hint);
 }
 
-TEST_CASE("record_marks: a batch whose records run past it gets no marks", "[storage][record_marks]") {
+TEST_CASE("record_marks: a batch whose records do not fit its bytes gets no marks", "[storage][record_marks]") {
   auto batch = make_batch(40, 1000, "v", 20);
   auto v = record_batch_view::parse(batch, batch_check{});
   REQUIRE_OK(v);
   record_marks marks;
   const auto records = v->records_bytes();
   CHECK_FALSE(marks.make(0, file_pos(0), v->header(), records.first(records.size() - 1)));
+  batch_header huge = v->header();  // a damaged count: no allocation sized by it
+  huge.records_count = std::numeric_limits<std::int32_t>::max();
+  huge.last_offset_delta = huge.records_count - 1;
+  CHECK_FALSE(marks.make(0, file_pos(0), huge, records));
+  huge.records_count = static_cast<std::int32_t>(records.size() / 2 + 1);
+  huge.last_offset_delta = huge.records_count - 1;
+  CHECK_FALSE(marks.make(0, file_pos(0), huge, records));
   CHECK_FALSE(marks.marks_for(0));
 }
 

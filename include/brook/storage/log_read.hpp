@@ -37,7 +37,8 @@ struct read_options {
 
 /// Whole batches of `segs` starting with the one that holds `start`, below `bound`, up to
 /// `max_bytes`, from one segment; empty when no batch holds `start` or a later offset. With
-/// `hint`, the slice carries a start_hint() when the segment has or makes record marks.
+/// `hint`, the slice carries a start_hint() when `start` lies inside (past the first offset
+/// of) a batch that has or gets record marks (record_marks.hpp says which batches do).
 /// offset_out_of_range when the segments holding `start` were removed (retention or
 /// delete_records_before raced the caller's check): later records are never handed out as
 /// if they followed. REQUIRES: start < bound <= the log end the caller loaded.

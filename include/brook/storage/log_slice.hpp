@@ -46,7 +46,7 @@ class log_slice {
                                       std::size_t max_bytes, std::optional<record_position> hint = std::nullopt) {
     const file_pos limit = seg->end_pos();
     // Once past the first batch (a read of one batch, a lookup, makes no index search:
-    // find_position has just read its header), the walk asks for up to 16 of the headers
+    // find_batch has just read its header), the walk asks for up to 16 of the headers
     // ahead that the index names, and asks again about halfway through them.
     const file_pos reach = pos + static_cast<std::int64_t>(std::min<std::uint64_t>(
                                      max_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(limit - pos, 0))));

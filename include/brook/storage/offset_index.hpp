@@ -89,9 +89,9 @@ class offset_index {
     // index. When the answer lies outside them, the search goes on over the side it is on.
     const brook::offset first = at(0).offset, last = at(n - 1).offset;
     if (target < first) return 0;
-    if (target >= last) return n;  // first <= target < last: the answer is in [1, n - 1]
-    const auto guess =
-        1 + static_cast<std::size_t>((target - first) * static_cast<std::int64_t>(n - 2) / (last - first));
+    if (target >= last) return n;              // first <= target < last: the answer is in [1, n - 1]
+    const auto guess = std::min<std::size_t>(  // the min only guards an index too large to exist
+        n - 2, 1 + static_cast<std::size_t>((target - first) * static_cast<std::int64_t>(n - 2) / (last - first)));
     std::size_t lo = guess > 4 ? guess - 4 : 1, hi = std::min(guess + 4, n - 1);
     const bool lo_below = at_or_below(lo), hi_below = at_or_below(hi);
     if (lo_below && hi_below) return hi + 1 + count_at_or_below(hi + 1, n - 1, at_or_below);

@@ -5,8 +5,8 @@
 // the lengths of the records before it (about 74 of them, half a 16 KiB batch of
 // 100-byte records, for a random offset).
 //
-// The marks of a batch are made the first time a read starts inside it (a walk over its
-// record lengths, which that read would make anyway) and kept for the segment's life.
+// The marks of a batch are made the first time a read with read_options::hint starts
+// inside it (a walk over all its record lengths) and kept for the segment's life.
 // Only an uncompressed batch whose records fill every offset (not compacted) and hold
 // more than `stride` records, and which starts where an offset-index entry points, gets
 // marks; they are kept by that entry's number. Kafka's rule gives an entry to every batch
@@ -14,16 +14,17 @@
 // Nothing is written to disk: the files stay Kafka's, byte for byte.
 //
 // Marks are a hint, checked before use: a slot's marks name the batch's position, base
-// offset and CRC, and apply only to a batch whose header still says the same. A truncation
-// reopens the segment (log_truncation.hpp), so its table starts empty; inside a segment an
+// offset, CRC and record count, and apply only to a batch whose header still says the same.
+// A truncation reopens the segment (log_truncation.hpp), so its table starts empty; an
 // append undone on a full disk can leave an entry's number to another batch at the same
-// place, and a damaged index may name any place: neither matches. Then
-// record_batch_view::seek(o, hint) checks that it lands on o. A slot once filled stays
-// (readers hold no lock): one whose batch was undone serves nothing until a reopen.
+// place (a read cannot reach the undone batch, so this is defence in depth), and a damaged
+// index may name any place: neither matches. Then record_batch_view::seek(o, hint) checks
+// that it lands on o. A slot once filled stays (readers hold no lock): one whose batch was
+// replaced serves nothing until a reopen.
 //
 // Memory: nothing until a read starts inside a batch; then a directory of 8 KiB, a 32 KiB
 // chunk of slots for each 4,096 index entries that were read inside, and for each batch
-// read inside two allocations: 48 bytes, and 4 bytes every 16 records. For 16 KiB batches
+// read inside two allocations: 56 bytes, and 4 bytes every 16 records. For 16 KiB batches
 // of 100-byte records that is about 110 bytes a batch with the allocator's share, 0.7% of
 // the bytes of the batches read inside. At most max_slots (4 Mi) index entries get marks.
 // (One allocation with the marks after the batch's identity made lookups slower here:
@@ -62,15 +63,16 @@ class record_marks {
     file_pos position;
     offset base_offset;
     std::uint32_t crc = 0;
-    std::vector<std::uint32_t> starts;
+    std::int32_t records_count = 0;
+    std::vector<std::uint32_t> starts;  ///< ceil(records_count / stride) of them
 
     std::size_t size() const noexcept { return starts.size(); }
     std::uint32_t start(std::size_t k) const noexcept { return starts[k]; }
     /// Whether these marks describe the batch `h` at `pos`.
     bool describe(file_pos pos, const batch_header& h) const noexcept {
-      return position == pos && base_offset == h.base_offset && crc == h.crc;
+      return position == pos && base_offset == h.base_offset && crc == h.crc && records_count == h.records_count;
     }
-    /// The last mark at or before offset o. REQUIRES: o in the batch.
+    /// The last mark at or before offset o. REQUIRES: o in a batch these marks describe().
     record_position at_or_before(offset o) const noexcept {
       const auto k = static_cast<std::size_t>((o - base_offset) / stride);
       BROOK_ASSERT(k < size(), "mark {} of {} for offset {}", k, size(), o);
@@ -111,13 +113,16 @@ class record_marks {
 
   /// Walks the records of the batch h at pos (`records`: the bytes after its header) and
   /// keeps their marks in slot i, unless the slot already holds some (those are returned).
-  /// nullptr when the batch is not wanted(), the slot is past max_slots, or a record
-  /// length runs past the batch (damage: the read that follows reports it).
+  /// nullptr when the batch is not wanted(), the slot is past max_slots, or its records do
+  /// not fit its bytes (damage: the read that follows reports it; a damaged count never
+  /// sizes an allocation beyond the batch's bytes).
   const batch_marks* make(std::size_t slot, file_pos pos, const batch_header& h, std::span<const std::byte> records) {
     if (slot >= max_slots || !wanted(pos, h)) return nullptr;
     if (const batch_marks* m = marks_for(slot)) return m;
-    auto m = std::make_unique<batch_marks>(batch_marks{pos, h.base_offset, h.crc, {}});
-    m->starts.reserve(static_cast<std::size_t>((h.records_count + stride - 1) / stride));
+    const auto count = static_cast<std::uint64_t>(h.records_count);  // > stride: wanted()
+    if (count > records.size() / 2) return nullptr;                  // a record takes 2 bytes at least
+    auto m = std::make_unique<batch_marks>(batch_marks{pos, h.base_offset, h.crc, h.records_count, {}});
+    m->starts.reserve(static_cast<std::size_t>((count + stride - 1) / stride));
     const std::byte* p = records.data();
     const std::byte* end = p + records.size();
     const std::byte* body = nullptr;

@@ -319,8 +319,8 @@ class segment {
     const offset_index::entry e = slot == 0 ? offset_index::entry{base_, file_pos(0)} : oindex_.at(slot - 1);
     std::optional<offset_index::entry> next;
     if (slot < n) next = oindex_.at(slot);
-    // The batch holding target usually follows the hint's batch: with an index entry per
-    // batch it is the next entry's. Ask for its header now, so its miss overlaps the hint's
+    // The batch holding target usually follows e's batch: with an index entry per batch it
+    // is the next entry's. Ask for its header now, so its miss overlaps e's
     // instead of following it (a prefetch never faults, but stay inside the mapping anyway);
     // and with its record marks, for the target's record too.
     if (next && next->position.value() >= 0 && next->position < limit) {
@@ -328,7 +328,9 @@ class segment {
       if (marks) prefetch_marked(slot, *next, target, limit);
     }
     // The next entry's batch holds target when its header says so: its last offset is the
-    // entry's and its first lies in (e's offset, target]. Then e's batch need not be read.
+    // entry's and its first lies in (e's offset, target]. Then e's batch need not be read
+    // (nor the batches between e's and it, when an entry spans several: damage there is
+    // reported to a read that starts in them, not to this one).
     if (next && next->position.value() >= 0 && next->position < limit) {
       auto h = header_at(next->position, limit);
       if (h && h->last_offset() == next->offset && h->base_offset <= target &&
@@ -339,7 +341,7 @@ class segment {
       }
     }
     file_pos pos = e.position;
-    // The index is a hint: use it only if it points at a batch ending exactly at its offset.
+    // The index entry is a hint: use it only if it points at a batch ending exactly at its offset.
     if (e.position != file_pos{0} || e.offset != base_) {
       bool good = pos.value() >= 0 && pos < limit;  // a damaged entry may hold any 32 bits
       if (good) {
