@@ -24,7 +24,7 @@
 //
 // Memory: nothing until a read starts inside a batch; then a directory of 8 KiB, a 32 KiB
 // chunk of slots for each 4,096 index entries that were read inside, and for each batch
-// read inside two allocations: 56 bytes, and 4 bytes every 16 records. For 16 KiB batches
+// read inside two allocations: 48 bytes, and 4 bytes every 16 records. For 16 KiB batches
 // of 100-byte records that is about 110 bytes a batch with the allocator's share, 0.7% of
 // the bytes of the batches read inside. At most max_slots (4 Mi) index entries get marks.
 // (One allocation with the marks after the batch's identity made lookups slower here:

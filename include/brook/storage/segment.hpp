@@ -320,9 +320,9 @@ class segment {
     std::optional<offset_index::entry> next;
     if (slot < n) next = oindex_.at(slot);
     // The batch holding target usually follows e's batch: with an index entry per batch it
-    // is the next entry's. Ask for its header now, so its miss overlaps e's
-    // instead of following it (a prefetch never faults, but stay inside the mapping anyway);
-    // and with its record marks, for the target's record too.
+    // is the next entry's. Ask for its header now, and with its record marks for the lines
+    // up to the target's record too, so that their misses overlap instead of following each
+    // other (a prefetch never faults, but stay inside the mapping anyway).
     if (next && next->position.value() >= 0 && next->position < limit) {
       __builtin_prefetch(bytes(next->position, 0).data());
       if (marks) prefetch_marked(slot, *next, target, limit);

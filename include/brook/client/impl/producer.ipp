@@ -304,10 +304,12 @@ BROOK_DECL void producer::close_all_open_locked() {
 }
 
 BROOK_DECL void producer::run_sender() {
+  // Kept across rounds, so that taking the ready batches allocates nothing under mu_.
+  std::deque<std::unique_ptr<batch>> work;
+  auto now = std::chrono::steady_clock::now();
   std::unique_lock lk(mu_);
   for (;;) {
     // Close batches whose linger expired.
-    auto now = std::chrono::steady_clock::now();
     has_deadline_ = false;
     for (auto& [_, tc] : topics_) {
       for (auto& b : tc.open) {
@@ -332,13 +334,15 @@ BROOK_DECL void producer::run_sender() {
         cv_.wait(lk);  // append_here() wakes it when it is done
       }
       sender_waiting_ = false;
+      now = std::chrono::steady_clock::now();
       continue;
     }
-    std::deque<std::unique_ptr<batch>> work;
     work.swap(ready_);
     sending_ = true;
     lk.unlock();
     for (auto& b : work) send_batch(std::move(b));
+    work.clear();
+    now = std::chrono::steady_clock::now();  // read before the lock: send() waits for it
     lk.lock();
     sending_ = false;
   }
@@ -429,10 +433,12 @@ BROOK_DECL void producer::resend_split(std::unique_ptr<batch> b) {
 }
 
 BROOK_DECL void producer::release(std::unique_ptr<batch> b) {
+  // The callbacks are destroyed before the lock is taken, and a batch spare_ has no room for
+  // after it is released: the sender's turn on mu_ stays short, since send() waits for it.
+  b->records.clear();
   std::lock_guard lk(mu_);
   buffered_ -= b->reserved;
   incomplete_.erase(incomplete_.find(b->first_seq));
-  b->records.clear();
   if (spare_.size() < 16) spare_.push_back(std::move(b));
   if (space_waiters_ > 0) space_cv_.notify_all();
   if (done_waiters_ > 0) done_cv_.notify_all();
